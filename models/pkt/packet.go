@@ -1,0 +1,60 @@
+package pkt
+
+import "github.com/rxsim/rxsim/sim"
+
+// Proto is the L4 protocol of a packet.
+type Proto uint8
+
+// Protocols.
+const (
+	UDP Proto = iota
+	TCP
+)
+
+// TCP flags carried by a Packet (the subset GRO and the receiver care about).
+const (
+	FlagFIN uint8 = 1 << iota
+	FlagSYN
+	FlagRST
+	FlagPSH
+	FlagACK
+	FlagURG
+	FlagCWR
+)
+
+// Packet is one frame (or, after GRO, one super-skb of Segs segments).
+type Packet struct {
+	// Arrival is when the last bit of the (first) frame reached the NIC.
+	Arrival sim.Time
+	// Flow identifies the 5-tuple; Hash is its RSS/flow hash (Toeplitz in
+	// the NIC; 0 when no hash is carried, e.g. skbs built by cpumap).
+	Flow uint32
+	Hash uint32
+	// Len is the L2 frame length without FCS (pktgen's pkt_size); for a GRO
+	// super-packet, the sum over segments of the L2 lengths.
+	Len int32
+	// Payload is the L4 payload in bytes (sum over segments).
+	Payload int32
+	// Segs is the number of wire segments this packet stands for (1 unless GRO merged).
+	Segs int32
+	// Seq is the TCP sequence number of the first payload byte.
+	Seq uint32
+	// Ack is the TCP acknowledgement number carried.
+	Ack   uint32
+	Proto Proto
+	Flags uint8
+	// CsumOK is true when the NIC validated the checksum (CHECKSUM_UNNECESSARY).
+	CsumOK bool
+	// Queue is the RX queue the packet arrived on.
+	Queue uint16
+	// Txn tags request/response transactions (TCP_RR); 0 otherwise.
+	Txn uint32
+}
+
+// WireSegs returns Segs, treating 0 as 1.
+func (p *Packet) WireSegs() int {
+	if p.Segs <= 0 {
+		return 1
+	}
+	return int(p.Segs)
+}

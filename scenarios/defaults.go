@@ -1,0 +1,100 @@
+package scenarios
+
+import (
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+)
+
+// defaults returns a Spec with the kernel's defaults (kernel-rx-path.md §11);
+// hardware defaults are filled from the hw profile after decoding.
+func defaults() *Spec {
+	return &Spec{
+		HW:       "ixgbe",
+		CPUs:     2,
+		Duration: Duration{100 * time.Millisecond},
+		Warmup:   Duration{10 * time.Millisecond},
+		Seed:     1,
+		Kernel:   Kernel{HZ: 1000, Tick: true},
+		NIC:      NIC{Queues: 1, AdaptiveITR: true, GRO: true},
+		NAPI:     NAPI{Budget: 300, Weight: 64},
+		XDP:      XDP{Program: "none", Rule: "all", Action: "drop", Mode: "native", ProgramMode: "l4-hash", RemoteAction: "disabled"},
+		Cpumap:   Cpumap{QSize: 2048, Delivery: "gro", BulkSize: 8, Batch: 8},
+		Backlog:  Backlog{MaxBacklog: 1000, DevWeight: 64},
+		GRO:      GRO{NormalBatch: 8, MaxSize: 65536},
+		Stack:    Stack{Listen: false, Rcvbuf: 212992 * 2},
+		App:      App{Batch: 1},
+		Traffic: Traffic{Kind: "pktgen", PktSize: 60, Threads: 1, Burst: 0, Flows: 1, Rate: "line",
+			ThreadMaxPPS: 12e6, MSS: 1448, TSOBytes: 65536, Streams: 1, ReqSize: 1, RespSize: 1,
+			RemoteDelay: Duration{10 * time.Microsecond}, WireDelay: Duration{2 * time.Microsecond}},
+	}
+}
+
+// Fields returns every settable dotted field path of a Spec, sorted.
+func Fields() []string {
+	var out []string
+	walkFields(reflect.TypeOf(Spec{}), "", &out)
+	sort.Strings(out)
+	return out
+}
+
+func walkFields(t reflect.Type, prefix string, out *[]string) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := strings.Split(f.Tag.Get("toml"), ",")[0]
+		if tag == "" || tag == "-" || tag == "sweep" {
+			continue
+		}
+		name := prefix + tag
+		if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(Duration{}) {
+			walkFields(f.Type, name+".", out)
+			continue
+		}
+		*out = append(*out, name)
+	}
+}
+
+func knownField(k string) bool {
+	for _, f := range Fields() {
+		if f == k {
+			return true
+		}
+	}
+	return false
+}
+
+// suggest returns "; did you mean X?" for the closest known field.
+func suggest(k string) string {
+	best, bd := "", 1<<30
+	for _, f := range Fields() {
+		if d := lev(k, f); d < bd {
+			best, bd = f, d
+		}
+	}
+	if best != "" && bd <= len(k)/2+1 {
+		return "; did you mean " + best + "?"
+	}
+	return ""
+}
+
+func lev(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c++
+			}
+			c = min(c, prev[j]+1, cur[j-1]+1)
+			cur[j] = c
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

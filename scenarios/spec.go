@@ -1,0 +1,202 @@
+package scenarios
+
+import "time"
+
+// Spec is a complete, validated scenario: what host, what configuration,
+// what traffic, for how long. It is a pure blueprint (no clock, no RNG, no
+// environment); host.Build turns it into running models.
+type Spec struct {
+	Name        string `toml:"name"`
+	Description string `toml:"description"`
+	// HW names the NIC profile (hw/profiles/nic); Costs optionally names a
+	// cost profile other than the NIC profile's default.
+	HW    string `toml:"hw"`
+	Costs string `toml:"costs"`
+	// CPUs is the number of simulated CPUs.
+	CPUs int `toml:"cpus"`
+	// Duration is the measured interval; Warmup runs first and is discarded.
+	Duration Duration `toml:"duration"`
+	Warmup   Duration `toml:"warmup"`
+	Seed     uint64   `toml:"seed"`
+
+	Kernel  Kernel  `toml:"kernel"`
+	NIC     NIC     `toml:"nic"`
+	NAPI    NAPI    `toml:"napi"`
+	XDP     XDP     `toml:"xdp"`
+	Cpumap  Cpumap  `toml:"cpumap"`
+	Backlog Backlog `toml:"backlog"`
+	GRO     GRO     `toml:"gro"`
+	Stack   Stack   `toml:"stack"`
+	App     App     `toml:"app"`
+	Traffic Traffic `toml:"traffic"`
+	Noise   Noise   `toml:"noise"`
+	// Sweep maps dotted field paths to the values a sweep takes.
+	Sweep map[string][]any `toml:"sweep"`
+}
+
+// Duration is a time.Duration that decodes from "250us"-style strings.
+type Duration struct{ time.Duration }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.Duration.String()), nil }
+
+// Kernel selects kernel-version-dependent behaviour.
+type Kernel struct {
+	// HZ is the tick rate (jiffy = 1/HZ).
+	HZ int `toml:"hz"`
+	// KsoftirqdDefer selects the softirq behaviour of v4.9-v6.4 ("softirq: Let
+	// ksoftirqd do its job": IRQ-exit softirqs wait while ksoftirqd is
+	// runnable); false is v6.5+ (reverted, softirqs run inline).
+	KsoftirqdDefer bool `toml:"ksoftirqd_defer"`
+	// Tick enables the scheduler tick (a hard IRQ at HZ on busy CPUs).
+	Tick bool `toml:"tick"`
+}
+
+// NIC configures the receiving device.
+type NIC struct {
+	// Queues is the number of RX queues (RSS); IRQAffinity gives each queue's
+	// CPU (queue i -> IRQAffinity[i % len]).
+	Queues      int   `toml:"queues"`
+	IRQAffinity []int `toml:"irq_affinity"`
+	RingSize    int   `toml:"ring_size"`
+	// ITRUsecs is the fixed interrupt interval when AdaptiveITR is false
+	// (ethtool -C rx-usecs), and the start value when it is true.
+	ITRUsecs    int  `toml:"itr_usecs"`
+	AdaptiveITR bool `toml:"adaptive_itr"`
+	// GRO is the device's NETIF_F_GRO (ethtool -K gro).
+	GRO bool `toml:"gro"`
+	// MaxPPS overrides the profile's packet-rate capability (0 = profile's).
+	MaxPPS float64 `toml:"max_pps"`
+}
+
+// NAPI configures net_rx_action and NAPI instances.
+type NAPI struct {
+	Budget int `toml:"netdev_budget"`
+	// BudgetUsecs is netdev_budget_usecs; 0 = 2 jiffies.
+	BudgetUsecs int `toml:"netdev_budget_usecs"`
+	Weight      int `toml:"weight"`
+	// Threaded is /sys/class/net/DEV/threaded; ThreadCPUs pins the NAPI
+	// kthreads (queue i -> ThreadCPUs[i % len]; default: the IRQ CPU).
+	Threaded   bool  `toml:"threaded"`
+	ThreadCPUs []int `toml:"thread_cpus"`
+	// GROFlushTimeout and DeferHardIRQs are the per-device sysfs knobs.
+	GROFlushTimeout Duration `toml:"gro_flush_timeout"`
+	DeferHardIRQs   int      `toml:"napi_defer_hard_irqs"`
+}
+
+// XDP configures the XDP program on the device.
+type XDP struct {
+	// Program is none, drop, pass, tx, redirect-cpu, or rule (verdict per rule).
+	Program string `toml:"program"`
+	// Rule chooses verdicts when Program is "rule": "all" (Action), "flow"
+	// (flow i gets FlowActions[i % len]) or "fraction" (Fractions[i] of
+	// packets get FractionActions[i]).
+	Rule            string    `toml:"rule"`
+	Action          string    `toml:"action"`
+	FlowActions     []string  `toml:"flow_actions"`
+	Fractions       []float64 `toml:"fractions"`
+	FractionActions []string  `toml:"fraction_actions"`
+	// CostNS overrides the program's per-packet cost (0 = profile's bpf_prog_run_xdp).
+	CostNS float64 `toml:"cost_ns"`
+	// Mode is native or skb (generic XDP).
+	Mode string `toml:"mode"`
+	// RedirectCPUs, ProgramMode and RemoteAction configure redirect-cpu like
+	// xdp-bench redirect-cpu -c CPU -p MODE -r ACTION.
+	RedirectCPUs []int  `toml:"cpus"`
+	ProgramMode  string `toml:"program_mode"`
+	RemoteAction string `toml:"remote_action"`
+}
+
+// Cpumap configures BPF_MAP_TYPE_CPUMAP entries.
+type Cpumap struct {
+	QSize int `toml:"qsize"`
+	// Delivery is single (<5.13), list (5.13-6.14), gro (6.15+), napi, backlog.
+	Delivery string `toml:"delivery"`
+	// BulkSize is CPU_MAP_BULK_SIZE, Batch is CPUMAP_BATCH (both 8).
+	BulkSize int `toml:"bulk_size"`
+	Batch    int `toml:"batch"`
+}
+
+// Backlog configures the per-CPU backlog and RPS.
+type Backlog struct {
+	MaxBacklog int `toml:"netdev_max_backlog"`
+	DevWeight  int `toml:"dev_weight"`
+	// RPSCPUs is the device queue's rps_cpus set (empty = RPS off).
+	RPSCPUs []int `toml:"rps_cpus"`
+	// Threads selects backlog NAPI threads (thread_backlog_napi).
+	Threads bool `toml:"threads"`
+}
+
+// GRO configures the GRO engine.
+type GRO struct {
+	// NormalBatch is net.core.gro_normal_batch.
+	NormalBatch int `toml:"normal_batch"`
+	MaxSize     int `toml:"max_size"`
+}
+
+// Stack configures the IP/UDP/TCP receive path.
+type Stack struct {
+	// Listen says whether a socket is bound to the traffic's port.
+	Listen bool `toml:"listen"`
+	// Rcvbuf is SO_RCVBUF in bytes (the kernel doubles the user value; this is the doubled value).
+	Rcvbuf int `toml:"rcvbuf"`
+}
+
+// App configures the application reading the socket(s).
+type App struct {
+	// Enabled runs a reading thread per socket.
+	Enabled bool `toml:"enabled"`
+	// CPUs pins application threads (socket i -> CPUs[i % len]).
+	CPUs []int `toml:"cpus"`
+	// Batch is messages per recvmmsg call (1 = recvmsg).
+	Batch int `toml:"batch"`
+}
+
+// Traffic configures the traffic source, in pktgen's and netperf's vocabulary.
+type Traffic struct {
+	// Kind is pktgen, udp, tcp_stream or tcp_rr.
+	Kind string `toml:"kind"`
+	// PktSize is the frame size without FCS (pktgen -s, default 60).
+	PktSize int `toml:"pkt_size"`
+	Threads int `toml:"threads"`
+	// Burst is pktgen's burst (xmit_more); 0 or 1 = no bursting.
+	Burst int `toml:"burst"`
+	Flows int `toml:"flows"`
+	// Rate is "line" or a packet rate such as "1Mpps", "500kpps", "250000".
+	Rate string `toml:"rate"`
+	// ThreadMaxPPS is what one sender thread can produce.
+	ThreadMaxPPS float64 `toml:"thread_max_pps"`
+	// Count limits the packets sent (0 = unlimited).
+	Count int64 `toml:"count"`
+	// Jitter is the coefficient of variation of inter-burst gaps (0 = exact).
+	Jitter float64 `toml:"jitter"`
+
+	// TCP: streams, MSS, TSO burst size, PSH on every TSO burst.
+	Streams  int  `toml:"streams"`
+	MSS      int  `toml:"mss"`
+	TSOBytes int  `toml:"tso_bytes"`
+	PSH      bool `toml:"psh"`
+	// TCP_RR: flows, request/response sizes, remote delay and one-way wire delay.
+	ReqSize     int      `toml:"req_size"`
+	RespSize    int      `toml:"resp_size"`
+	RemoteDelay Duration `toml:"remote_delay"`
+	WireDelay   Duration `toml:"wire_delay"`
+}
+
+// Noise configures run-to-run variation (all from named seeded streams).
+type Noise struct {
+	// CostCV is the coefficient of variation of each step's cost.
+	CostCV float64 `toml:"cost_cv"`
+	// IRQJitter is the CV of interrupt delivery delay.
+	IRQJitter float64 `toml:"irq_jitter"`
+}

@@ -1,0 +1,70 @@
+package sim
+
+// Accounting labels that always exist.
+const (
+	labelHardIRQ = 0
+	labelSoftIRQ = 1
+)
+
+// Account is CPU time accounting for one host: busy time per CPU per label
+// (hardirq, softirq, and one label per kind of thread), and per CPU per
+// function. Only work that starts at or after From is counted.
+type Account struct {
+	From   Time
+	labels []string
+	// Busy[cpu][label] in ns.
+	Busy [][]Time
+	// ByFunc[cpu][func] in ns.
+	ByFunc [][]Time
+}
+
+// NewAccount returns accounting for ncpu CPUs.
+func NewAccount(ncpu int) *Account {
+	a := &Account{labels: []string{"hardirq", "softirq"}}
+	a.Busy = make([][]Time, ncpu)
+	a.ByFunc = make([][]Time, ncpu)
+	return a
+}
+
+// Labels returns the accounting labels in registration order.
+func (a *Account) Labels() []string { return a.labels }
+
+func (a *Account) label(name string) int {
+	for i, l := range a.labels {
+		if l == name {
+			return i
+		}
+	}
+	a.labels = append(a.labels, name)
+	return len(a.labels) - 1
+}
+
+func (a *Account) charge(cpu, label int, w *Work, now Time) {
+	if now < a.From {
+		return
+	}
+	b := a.Busy[cpu]
+	for len(b) <= label {
+		b = append(b, 0)
+	}
+	b[label] += w.total
+	a.Busy[cpu] = b
+	f := a.ByFunc[cpu]
+	for _, id := range w.touched {
+		for int(id) >= len(f) {
+			f = append(f, 0)
+		}
+		f[id] += w.costs[id]
+	}
+	a.ByFunc[cpu] = f
+}
+
+// BusyOf returns the busy time of cpu under label.
+func (a *Account) BusyOf(cpu int, label string) Time {
+	for i, l := range a.labels {
+		if l == label && i < len(a.Busy[cpu]) {
+			return a.Busy[cpu][i]
+		}
+	}
+	return 0
+}

@@ -1,0 +1,389 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// Class is a CPU execution class. Lower values have higher priority.
+type Class uint8
+
+// The execution classes, highest priority first.
+const (
+	HardIRQ     Class = iota // hard interrupt handlers: not preemptible
+	SoftIRQ                  // softirq at IRQ exit or bh enable: preempts threads
+	ThreadClass              // kernel and user threads under the fair scheduler
+	numClasses
+)
+
+func (c Class) String() string {
+	switch c {
+	case HardIRQ:
+		return "hardirq"
+	case SoftIRQ:
+		return "softirq"
+	}
+	return "thread"
+}
+
+// Task is schedulable work: a hard-IRQ handler, the softirq context of a CPU,
+// or the body of a thread. The CPU calls Run to start a step; the task does
+// its work, charging every cost to w; the step lasts w.Total() plus the time
+// taken by higher classes that preempt it. Done is called when the step ends
+// and reports whether the task has more work (a thread stays runnable, the
+// softirq stays pending); false puts a thread to sleep.
+type Task interface {
+	Run(now Time, w *Work)
+	Done(now Time) bool
+}
+
+// Thread is a schedulable thread bound to one CPU.
+type Thread struct {
+	Name  string // e.g. "ksoftirqd/0", "cpumap/1/map:1"
+	Label string // accounting label: "ksoftirqd", "kthread", "napi", "app"
+	task  Task
+	cpu   *CPU
+	id    int
+
+	runnable bool
+	queued   bool
+	vruntime Time
+	woken    bool // woken since it last ran
+	// Wakeups counts transitions from sleeping to runnable.
+	Wakeups uint64
+	// Scheds counts the times the thread went to sleep or was switched out.
+	Scheds uint64
+}
+
+// Runnable reports whether the thread is runnable (running or waiting to run).
+func (t *Thread) Runnable() bool { return t.runnable }
+
+// CPU returns the CPU the thread is bound to.
+func (t *Thread) CPU() *CPU { return t.cpu }
+
+// Sched is the fair scheduler's tunables.
+type Sched struct {
+	// BaseSlice is how long a thread runs before another runnable thread gets
+	// the CPU (sysctl_sched_base_slice, 0.75 ms since v6.6 EEVDF).
+	BaseSlice Time
+	// WakeupCredit limits how far behind min_vruntime a waking thread is
+	// placed (CFS place_entity; half the 6 ms sched_latency).
+	WakeupCredit Time
+}
+
+// DefaultSched returns the kernel's defaults.
+func DefaultSched() Sched {
+	return Sched{BaseSlice: 750 * Microsecond, WakeupCredit: 3 * Millisecond}
+}
+
+type slot struct {
+	task      Task
+	thread    *Thread
+	label     int
+	remaining Time // valid while frozen
+	endAt     Time // valid while running
+	active    bool
+	frozen    bool
+}
+
+// CPU is one simulated CPU.
+type CPU struct {
+	ID    int
+	eng   *Engine
+	acct  *Account
+	sched Sched
+
+	irqs     []Task
+	soft     Task
+	softPend bool
+	softRun  bool
+	softHit  bool // raised while its step ran
+
+	threads  []*Thread
+	runq     []*Thread
+	current  *Thread
+	sliceRun Time
+	resched  bool
+	lastWake Time
+
+	slots [numClasses]slot
+	run   Class // class of the running slot, numClasses when idle
+	gen   int64
+	work  Work
+
+	noiseCV float64
+	rng     *rand.Rand
+}
+
+// NewCPU returns CPU id driven by eng, charging its work to acct.
+func NewCPU(id int, eng *Engine, acct *Account, sched Sched) *CPU {
+	c := &CPU{ID: id, eng: eng, acct: acct, sched: sched, run: numClasses, lastWake: -1}
+	return c
+}
+
+// SetNoise makes every step's cost vary by a normal factor with coefficient
+// of variation cv (clipped at +-3 sigma), drawn from rng. cv = 0 is exact.
+func (c *CPU) SetNoise(cv float64, rng *rand.Rand) { c.noiseCV, c.rng = cv, rng }
+
+// Engine returns the engine driving the CPU.
+func (c *CPU) Engine() *Engine { return c.eng }
+
+// Account returns the CPU time accounting the CPU charges.
+func (c *CPU) Account() *Account { return c.acct }
+
+// SetSoftirq installs the task run in the softirq class (net_rx_action and
+// the restart loop of __do_softirq).
+func (c *CPU) SetSoftirq(t Task) { c.soft = t }
+
+// NewThread creates a sleeping thread on this CPU.
+func (c *CPU) NewThread(name, label string, t Task) *Thread {
+	th := &Thread{Name: name, Label: label, task: t, cpu: c, id: len(c.threads)}
+	c.threads = append(c.threads, th)
+	c.acct.label(label)
+	return th
+}
+
+// Threads returns the CPU's threads in creation order.
+func (c *CPU) Threads() []*Thread { return c.threads }
+
+// Running returns the class now executing, and false when the CPU is idle.
+func (c *CPU) Running() (Class, bool) { return c.run, c.run < numClasses }
+
+// InSoftirq reports whether the softirq class is executing or frozen under a hard IRQ.
+func (c *CPU) InSoftirq() bool { return c.slots[SoftIRQ].active }
+
+// SoftirqPending reports whether a softirq is raised and not yet completed.
+func (c *CPU) SoftirqPending() bool { return c.softPend }
+
+// LastWake returns the time a thread on this CPU was last woken (-1 if never).
+func (c *CPU) LastWake() Time { return c.lastWake }
+
+// RunnableThreads returns how many threads are runnable.
+func (c *CPU) RunnableThreads() int {
+	n := len(c.runq)
+	if c.current != nil && c.current.runnable {
+		n++
+	}
+	return n
+}
+
+// RaiseIRQ queues a hard-IRQ handler; it runs before anything else.
+func (c *CPU) RaiseIRQ(t Task) {
+	c.irqs = append(c.irqs, t)
+	c.dispatch(c.eng.now)
+}
+
+// RaiseSoftirq marks the softirq pending; it runs when no hard IRQ is
+// running, preempting threads.
+func (c *CPU) RaiseSoftirq() {
+	if c.softRun {
+		c.softHit = true
+		return
+	}
+	if !c.softPend {
+		c.softPend = true
+		c.dispatch(c.eng.now)
+	}
+}
+
+// Wake makes a sleeping thread runnable.
+func (c *CPU) Wake(t *Thread) {
+	if t.runnable {
+		return
+	}
+	t.runnable = true
+	t.woken = true
+	t.Wakeups++
+	c.lastWake = c.eng.now
+	if minV := c.minVruntime(); t.vruntime < minV-c.sched.WakeupCredit {
+		t.vruntime = minV - c.sched.WakeupCredit
+	}
+	if c.current != nil && c.current != t && t.vruntime+c.sched.BaseSlice < c.current.vruntime {
+		c.resched = true
+	}
+	c.enqueue(t)
+	c.dispatch(c.eng.now)
+}
+
+func (c *CPU) enqueue(t *Thread) {
+	if !t.queued && t != c.current {
+		t.queued = true
+		c.runq = append(c.runq, t)
+	}
+}
+
+func (c *CPU) minVruntime() Time {
+	m := Never
+	if c.current != nil && c.current.runnable {
+		m = c.current.vruntime
+	}
+	for _, t := range c.runq {
+		if t.vruntime < m {
+			m = t.vruntime
+		}
+	}
+	if m == Never {
+		m = 0
+		for _, t := range c.threads {
+			if t.vruntime > m {
+				m = t.vruntime
+			}
+		}
+	}
+	return m
+}
+
+// pickThread removes and returns the runnable thread with the least vruntime
+// (ties: the lowest creation index).
+func (c *CPU) pickThread() *Thread {
+	best := -1
+	for i, t := range c.runq {
+		if best < 0 || t.vruntime < c.runq[best].vruntime ||
+			(t.vruntime == c.runq[best].vruntime && t.id < c.runq[best].id) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	t := c.runq[best]
+	c.runq = append(c.runq[:best], c.runq[best+1:]...)
+	t.queued = false
+	return t
+}
+
+// Fire implements Handler: the running step completes.
+func (c *CPU) Fire(now Time, gen int64) {
+	if gen != c.gen || c.run >= numClasses {
+		return
+	}
+	cl := c.run
+	s := &c.slots[cl]
+	s.active = false
+	c.run = numClasses
+	switch cl {
+	case HardIRQ:
+		s.task.Done(now)
+	case SoftIRQ:
+		c.softRun = false
+		more := s.task.Done(now)
+		c.softPend = more || c.softHit
+		c.softHit = false
+	case ThreadClass:
+		t := s.thread
+		if !t.task.Done(now) {
+			t.runnable = false
+			t.Scheds++
+			c.current = nil
+			c.sliceRun = 0
+		} else if len(c.runq) > 0 && (c.resched || c.sliceRun >= c.sched.BaseSlice) {
+			c.resched = false
+			t.Scheds++
+			c.enqueue2(t)
+		}
+	}
+	c.dispatch(now)
+}
+
+func (c *CPU) enqueue2(t *Thread) {
+	c.current = nil
+	c.sliceRun = 0
+	t.queued = true
+	c.runq = append(c.runq, t)
+}
+
+// dispatch makes the CPU run the highest-priority ready work.
+func (c *CPU) dispatch(now Time) {
+	want := c.ready()
+	if c.run < numClasses {
+		if want >= c.run {
+			return
+		}
+		s := &c.slots[c.run]
+		s.remaining = s.endAt - now
+		s.frozen = true
+		c.gen++
+		c.run = numClasses
+	}
+	for cl := Class(0); cl < numClasses; cl++ {
+		if c.slots[cl].frozen {
+			if cl <= want {
+				c.resume(cl, now)
+				return
+			}
+		}
+		if cl == want {
+			c.start(cl, now)
+			return
+		}
+	}
+}
+
+// ready returns the highest class with work, numClasses if none.
+func (c *CPU) ready() Class {
+	switch {
+	case len(c.irqs) > 0 || c.slots[HardIRQ].frozen:
+		return HardIRQ
+	case c.softPend && c.soft != nil || c.slots[SoftIRQ].frozen:
+		return SoftIRQ
+	case c.current != nil || len(c.runq) > 0 || c.slots[ThreadClass].frozen:
+		return ThreadClass
+	}
+	return numClasses
+}
+
+func (c *CPU) resume(cl Class, now Time) {
+	s := &c.slots[cl]
+	s.frozen = false
+	s.endAt = now + s.remaining
+	c.run = cl
+	c.gen++
+	c.eng.Schedule(s.endAt, c, c.gen)
+}
+
+func (c *CPU) start(cl Class, now Time) {
+	s := &c.slots[cl]
+	var label int
+	switch cl {
+	case HardIRQ:
+		s.task = c.irqs[0]
+		copy(c.irqs, c.irqs[1:])
+		c.irqs = c.irqs[:len(c.irqs)-1]
+		s.thread = nil
+		label = labelHardIRQ
+	case SoftIRQ:
+		s.task = c.soft
+		s.thread = nil
+		c.softRun = true
+		c.softHit = false
+		label = labelSoftIRQ
+	case ThreadClass:
+		if c.current == nil {
+			c.current = c.pickThread()
+			c.sliceRun = 0
+		}
+		t := c.current
+		t.woken = false
+		s.task = t.task
+		s.thread = t
+		label = c.acct.label(t.Label)
+	}
+	c.work.reset(now)
+	s.task.Run(now, &c.work)
+	if c.noiseCV > 0 && c.work.total > 0 {
+		z := c.rng.NormFloat64()
+		z = math.Max(-3, math.Min(3, z))
+		c.work.scale(math.Max(0.05, 1+c.noiseCV*z))
+	}
+	d := c.work.total
+	if cl == ThreadClass {
+		s.thread.vruntime += d
+		c.sliceRun += d
+	}
+	c.acct.charge(c.ID, label, &c.work, now)
+	s.active = true
+	s.endAt = now + d
+	c.run = cl
+	c.gen++
+	c.eng.Schedule(s.endAt, c, c.gen)
+}

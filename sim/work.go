@@ -1,0 +1,86 @@
+package sim
+
+// FuncID names a kernel function (or other cost item) for cost attribution.
+type FuncID int32
+
+// Funcs interns function names into FuncIDs in registration order. One Funcs
+// belongs to one simulated host; it is not global state.
+type Funcs struct {
+	names []string
+	ids   map[string]FuncID
+}
+
+// NewFuncs returns an empty registry.
+func NewFuncs() *Funcs { return &Funcs{ids: make(map[string]FuncID)} }
+
+// ID returns the id of name, registering it if needed.
+func (f *Funcs) ID(name string) FuncID {
+	if id, ok := f.ids[name]; ok {
+		return id
+	}
+	id := FuncID(len(f.names))
+	f.names = append(f.names, name)
+	f.ids[name] = id
+	return id
+}
+
+// Name returns the name of id.
+func (f *Funcs) Name(id FuncID) string { return f.names[id] }
+
+// Len returns the number of registered names.
+func (f *Funcs) Len() int { return len(f.names) }
+
+// Work accumulates the cost of one step of a task, split by function. The
+// step's duration is Total. Models charge each piece of work as they do it, so
+// Now gives the step-local clock: the start plus what has been charged so far.
+type Work struct {
+	start   Time
+	total   Time
+	costs   []Time
+	touched []FuncID
+}
+
+func (w *Work) reset(start Time) {
+	for _, id := range w.touched {
+		w.costs[id] = 0
+	}
+	w.touched = w.touched[:0]
+	w.start = start
+	w.total = 0
+}
+
+// Add charges d nanoseconds to fn.
+func (w *Work) Add(fn FuncID, d Time) {
+	if d <= 0 {
+		return
+	}
+	if int(fn) >= len(w.costs) {
+		n := make([]Time, int(fn)+16)
+		copy(n, w.costs)
+		w.costs = n
+	}
+	if w.costs[fn] == 0 {
+		w.touched = append(w.touched, fn)
+	}
+	w.costs[fn] += d
+	w.total += d
+}
+
+// Total returns the cost charged so far.
+func (w *Work) Total() Time { return w.total }
+
+// Start returns the time the step started.
+func (w *Work) Start() Time { return w.start }
+
+// Now returns the step-local clock: Start plus Total.
+func (w *Work) Now() Time { return w.start + w.total }
+
+// scale multiplies every charge by f (per-step cost noise).
+func (w *Work) scale(f float64) {
+	w.total = 0
+	for _, id := range w.touched {
+		c := Time(float64(w.costs[id]) * f)
+		w.costs[id] = c
+		w.total += c
+	}
+}
