@@ -91,3 +91,6 @@ func attachErr(what string, err error) error {
 func refusedErr(format string, a ...any) error {
 	return &Error{Kind: ErrRefused, Msg: "validate: " + fmt.Sprintf(format, a...)}
 }
+
+// ExitCode returns the process exit code for the error's kind.
+func (e *Error) ExitCode() int { return ExitCode(e) }

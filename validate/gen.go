@@ -220,7 +220,7 @@ type xdpMD struct {
 
 func genLive(p *pacer, prog *ebpf.Program, ifindex int, o GenOptions) error {
 	frame := BuildFrame(o.PktSize, BasePort)
-	chunk := uint64(1 << 16)
+	chunk := uint64(8192)
 	if o.Rate > 0 {
 		chunk = max(burst, uint64(o.Rate/500)) // about 2 ms of traffic per call
 	}
