@@ -66,9 +66,13 @@ func knownField(k string) bool {
 
 // suggest returns "; did you mean X?" for the closest known field.
 func suggest(k string) string {
+	if len(k) > 128 { // lev is quadratic; nothing is that long
+		return ""
+	}
+	lk := strings.ToLower(k) // "RING_SIZE" is ring_size
 	best, bd := "", 1<<30
-	for _, f := range Fields() {
-		if d := lev(k, f); d < bd {
+	for _, f := range candidates() {
+		if d := lev(lk, f); d < bd {
 			best, bd = f, d
 		}
 	}
@@ -76,6 +80,32 @@ func suggest(k string) string {
 		return "; did you mean " + best + "?"
 	}
 	return ""
+}
+
+// candidates returns the field paths and the table names ("nic") that
+// suggest chooses from.
+func candidates() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range Fields() {
+		if sec, _ := splitField(f); sec != "" && !seen[sec] {
+			seen[sec] = true
+			out = append(out, sec)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// tableField returns the first field of table k ("nic" -> "nic.queues"), and
+// false if k is not a table.
+func tableField(k string) (string, bool) {
+	t, ok := fieldType(strings.Split(k, "."))
+	if !ok || t.Kind() != reflect.Struct || t == durationType || t.NumField() == 0 {
+		return "", false
+	}
+	tag, _, _ := strings.Cut(t.Field(0).Tag.Get("toml"), ",")
+	return k + "." + tag, true
 }
 
 func lev(a, b string) int {

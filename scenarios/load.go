@@ -100,13 +100,27 @@ func Parse(file string, src []byte, sets ...string) (*Spec, error) {
 		}
 	}
 	if err := applyDefaults(s, md); err != nil {
-		return nil, &Error{File: file, Field: "hw", Line: findLine(src, "", "hw"), Msg: err.Error()}
+		field := "hw"
+		if s.Costs != "" {
+			if _, cerr := hw.LoadCosts(s.Costs); cerr != nil {
+				field = "costs"
+			}
+		}
+		line, note := 0, setNote(field, sets)
+		if note == "" {
+			line = findLine(src, "", field)
+		}
+		return nil, &Error{File: file, Field: field, Line: line, Msg: err.Error() + note}
 	}
 	if err := s.validate(); err != nil {
 		var fe *fieldError
 		if errors.As(err, &fe) {
-			sec, key := splitField(fe.field)
-			return nil, &Error{File: file, Line: findLine(src, sec, key), Field: fe.field, Msg: fe.msg + setNote(fe.field, sets)}
+			line := 0
+			note := setNote(fe.field, sets)
+			if note == "" { // the value is in the file, not from a --set
+				line = keyLine(src, strings.Split(fe.field, "."))
+			}
+			return nil, &Error{File: file, Line: line, Field: fe.field, Msg: fe.msg + note}
 		}
 		return nil, &Error{File: file, Msg: err.Error()}
 	}
@@ -114,6 +128,7 @@ func Parse(file string, src []byte, sets ...string) (*Spec, error) {
 }
 
 func setNote(field string, sets []string) string {
+	field, _, _ = strings.Cut(field, "[") // xdp.flow_actions[1] was set as xdp.flow_actions
 	for i := len(sets) - 1; i >= 0; i-- {
 		if k, _, ok := strings.Cut(sets[i], "="); ok && strings.TrimSpace(k) == field {
 			return fmt.Sprintf(" (from --set %s)", sets[i])
@@ -123,14 +138,21 @@ func setNote(field string, sets []string) string {
 }
 
 func decode(file string, src []byte) (*Spec, toml.MetaData, error) {
-	s := defaults()
-	md, err := toml.NewDecoder(bytes.NewReader(src)).Decode(s)
+	// Decode generically first: syntax errors come out as ParseErrors, and
+	// checkDoc gives type mismatches and unknown keys a line and a field
+	// (BurntSushi/toml reports type mismatches as plain fmt errors).
+	doc := map[string]any{}
+	md, err := toml.NewDecoder(bytes.NewReader(src)).Decode(&doc)
 	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return nil, md, &Error{File: file, Line: pe.Position.Line, Field: pe.LastKey, Msg: firstLine(pe.Message)}
-		}
-		return nil, md, &Error{File: file, Msg: err.Error()}
+		return nil, md, tomlError(file, err)
+	}
+	if err := checkDoc(file, src, doc, md.Keys()); err != nil {
+		return nil, md, err
+	}
+	s := defaults()
+	md, err = toml.NewDecoder(bytes.NewReader(src)).Decode(s)
+	if err != nil {
+		return nil, md, tomlError(file, err)
 	}
 	if u := md.Undecoded(); len(u) > 0 {
 		k := u[0].String()
@@ -138,6 +160,14 @@ func decode(file string, src []byte) (*Spec, toml.MetaData, error) {
 		return nil, md, &Error{File: file, Line: findLine(src, sec, key), Field: k, Msg: "unknown key" + suggest(k)}
 	}
 	return s, md, nil
+}
+
+func tomlError(file string, err error) error {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		return &Error{File: file, Line: pe.Position.Line, Field: pe.LastKey, Msg: firstLine(pe.Message)}
+	}
+	return &Error{File: file, Msg: err.Error()}
 }
 
 func firstLine(s string) string {
@@ -160,8 +190,8 @@ func findLine(src []byte, section, key string) int {
 	cur := ""
 	for i, raw := range strings.Split(string(src), "\n") {
 		line := strings.TrimSpace(raw)
-		if strings.HasPrefix(line, "[") {
-			cur = strings.Trim(line, "[] \t")
+		if h, ok := tableHeader(line); ok {
+			cur = h
 			continue
 		}
 		k, _, ok := strings.Cut(line, "=")
@@ -192,8 +222,16 @@ func applySets(file string, src []byte, sets []string) ([]byte, error) {
 		if err != nil {
 			return nil, &Error{File: file, Field: k, Msg: fmt.Sprintf("--set %s: %v", set, err)}
 		}
+		if f, ok := tableField(k); ok {
+			return nil, &Error{File: file, Field: k, Msg: fmt.Sprintf("--set %s: %s is a table, expected one of its fields such as %s", set, k, f)}
+		}
 		if !knownField(k) {
 			return nil, &Error{File: file, Field: k, Msg: fmt.Sprintf("--set %s: unknown key%s", set, suggest(k))}
+		}
+		if t, ok := fieldType(strings.Split(k, ".")); ok {
+			if msg := checkValue(t, val); msg != "" {
+				return nil, &Error{File: file, Field: k, Msg: fmt.Sprintf("--set %s: %s", set, msg)}
+			}
 		}
 		if err := setPath(doc, strings.Split(k, "."), val); err != nil {
 			return nil, &Error{File: file, Field: k, Msg: fmt.Sprintf("--set %s: %v", set, err)}
@@ -211,6 +249,9 @@ func applySets(file string, src []byte, sets []string) ([]byte, error) {
 func parseValue(v string) (any, error) {
 	var m map[string]any
 	if _, err := toml.Decode("v = "+v, &m); err == nil {
+		if len(m) != 1 { // "1\nnic.ring_size = 64": more than one value
+			return nil, fmt.Errorf("cannot parse value %q: more than one TOML value", v)
+		}
 		return m["v"], nil
 	}
 	if strings.ContainsAny(v, "\"'[]{}\n") {
@@ -255,7 +296,10 @@ func applyDefaults(s *Spec, md toml.MetaData) error {
 	if !md.IsDefined("nic", "max_pps") {
 		s.NIC.MaxPPS = p.NIC.MaxPPS.V
 	}
-	if len(s.NIC.IRQAffinity) == 0 {
+	s.ringMax = int(p.NIC.RingMax.V)
+	// Out-of-range cpus and queues are reported by validate; do not divide
+	// by zero or build a huge list for them here.
+	if len(s.NIC.IRQAffinity) == 0 && s.CPUs > 0 && s.NIC.Queues <= maxQueues {
 		for i := 0; i < s.NIC.Queues; i++ {
 			s.NIC.IRQAffinity = append(s.NIC.IRQAffinity, i%s.CPUs)
 		}

@@ -32,6 +32,10 @@ type Spec struct {
 	Noise   Noise   `toml:"noise"`
 	// Sweep maps dotted field paths to the values a sweep takes.
 	Sweep map[string][]any `toml:"sweep"`
+
+	// ringMax is the hw profile's ring_max, set with the defaults and used
+	// by validate (0: not loaded, the largest of any profile applies).
+	ringMax int
 }
 
 // Duration is a time.Duration that decodes from "250us"-style strings.

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,26 @@ func (e *fieldError) Error() string { return e.field + ": " + e.msg }
 
 func ferr(field, format string, a ...any) error {
 	return &fieldError{field: field, msg: fmt.Sprintf(format, a...)}
+}
+
+// maxQueues is the most RX queues a scenario may have.
+const maxQueues = 64
+
+// Ring sizes: IXGBE_MIN_RXD and I40E_MIN_NUM_DESCRIPTORS are 64; the largest
+// ring_max of the profiles is I40E_MAX_NUM_DESCRIPTORS_XL710 8160.
+const (
+	minRingSize    = 64
+	anyRingMaxSize = 8160
+)
+
+func (s *Spec) checkRingSize() error {
+	if s.ringMax <= 0 {
+		return rangeInt("nic.ring_size", s.NIC.RingSize, minRingSize, anyRingMaxSize)
+	}
+	if s.NIC.RingSize < minRingSize || s.NIC.RingSize > s.ringMax {
+		return ferr("nic.ring_size", "%d out of range, expected %d..%d (ring_max of hw profile %s)", s.NIC.RingSize, minRingSize, s.ringMax, s.HW)
+	}
+	return nil
 }
 
 func rangeInt(field string, v, lo, hi int) error {
@@ -60,8 +81,8 @@ func (s *Spec) validate() error {
 			return nil
 		},
 		func() error { return oneOf("kernel.hz", strconv.Itoa(s.Kernel.HZ), "100", "250", "300", "1000") },
-		func() error { return rangeInt("nic.queues", s.NIC.Queues, 1, 64) },
-		func() error { return rangeInt("nic.ring_size", s.NIC.RingSize, 64, 8160) },
+		func() error { return rangeInt("nic.queues", s.NIC.Queues, 1, maxQueues) },
+		s.checkRingSize,
 		func() error { return rangeInt("nic.itr_usecs", s.NIC.ITRUsecs, 0, 8160) },
 		func() error { return cpuList("nic.irq_affinity", s.NIC.IRQAffinity, s.CPUs) },
 		func() error { return rangeInt("napi.netdev_budget", s.NAPI.Budget, 1, 1<<20) },
@@ -117,8 +138,8 @@ func (s *Spec) validate() error {
 			return nil
 		},
 		func() error {
-			if s.Traffic.ThreadMaxPPS <= 0 {
-				return ferr("traffic.thread_max_pps", "%g, expected > 0", s.Traffic.ThreadMaxPPS)
+			if !(s.Traffic.ThreadMaxPPS > 0) || math.IsInf(s.Traffic.ThreadMaxPPS, 0) {
+				return ferr("traffic.thread_max_pps", "%g, expected a finite value > 0", s.Traffic.ThreadMaxPPS)
 			}
 			return nil
 		},
@@ -134,6 +155,8 @@ func (s *Spec) validate() error {
 		func() error { return rangeInt("traffic.tso_bytes", s.Traffic.TSOBytes, s.Traffic.MSS, 524280) },
 		func() error { return rangeInt("traffic.req_size", s.Traffic.ReqSize, 1, 1<<20) },
 		func() error { return rangeInt("traffic.resp_size", s.Traffic.RespSize, 1, 1<<20) },
+		func() error { return nonNegative("nic.max_pps", s.NIC.MaxPPS) },
+		func() error { return nonNegative("xdp.cost_ns", s.XDP.CostNS) },
 		func() error { return rangeFloat("noise.cost_cv", s.Noise.CostCV, 0, 1) },
 		func() error { return rangeFloat("noise.irq_jitter", s.Noise.IRQJitter, 0, 1) },
 	}
@@ -157,8 +180,16 @@ func eachOneOf(field string, vs []string, allowed ...string) error {
 }
 
 func rangeFloat(field string, v, lo, hi float64) error {
-	if v < lo || v > hi {
+	if !(v >= lo && v <= hi) { // also rejects NaN
 		return ferr(field, "%g out of range, expected %g..%g", v, lo, hi)
+	}
+	return nil
+}
+
+// nonNegative checks a float that must be finite and >= 0 (0 = the profile's value).
+func nonNegative(field string, v float64) error {
+	if !(v >= 0) || math.IsInf(v, 0) {
+		return ferr(field, "%g, expected a finite value >= 0", v)
 	}
 	return nil
 }
@@ -172,12 +203,12 @@ func (s *Spec) checkFractions() error {
 	}
 	sum := 0.0
 	for _, f := range s.XDP.Fractions {
-		if f < 0 {
+		if !(f >= 0) {
 			return ferr("xdp.fractions", "%g, expected >= 0", f)
 		}
 		sum += f
 	}
-	if sum < 0.999 || sum > 1.001 {
+	if !(sum >= 0.999 && sum <= 1.001) { // also rejects NaN and Inf
 		return ferr("xdp.fractions", "sum %g, expected 1", sum)
 	}
 	return nil
@@ -201,7 +232,7 @@ func ParseRate(r string) (float64, error) {
 		mult, s = 1e9, strings.TrimSuffix(s, "g")
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v <= 0 {
+	if err != nil || !(v > 0) || math.IsInf(v*mult, 0) {
 		return 0, fmt.Errorf("%q, expected \"line\" or a positive packet rate like 1.5Mpps, 500kpps or 250000", r)
 	}
 	return v * mult, nil

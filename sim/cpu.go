@@ -110,6 +110,10 @@ type CPU struct {
 	run   Class // class of the running slot, numClasses when idle
 	gen   int64
 	work  Work
+	// inTask is set while a task's Run or Done is called: work it raises
+	// (RaiseIRQ, RaiseSoftirq, Wake) is dispatched when the call returns,
+	// not inside it.
+	inTask bool
 
 	noiseCV float64
 	rng     *rand.Rand
@@ -261,6 +265,7 @@ func (c *CPU) Fire(now Time, gen int64) {
 	s := &c.slots[cl]
 	s.active = false
 	c.run = numClasses
+	c.inTask = true
 	switch cl {
 	case HardIRQ:
 		s.task.Done(now)
@@ -282,6 +287,7 @@ func (c *CPU) Fire(now Time, gen int64) {
 			c.enqueue2(t)
 		}
 	}
+	c.inTask = false
 	c.dispatch(now)
 }
 
@@ -294,6 +300,9 @@ func (c *CPU) enqueue2(t *Thread) {
 
 // dispatch makes the CPU run the highest-priority ready work.
 func (c *CPU) dispatch(now Time) {
+	if c.inTask {
+		return // the caller dispatches when the task returns
+	}
 	want := c.ready()
 	if c.run < numClasses {
 		if want >= c.run {
@@ -369,7 +378,9 @@ func (c *CPU) start(cl Class, now Time) {
 		label = c.acct.label(t.Label)
 	}
 	c.work.reset(now)
+	c.inTask = true
 	s.task.Run(now, &c.work)
+	c.inTask = false
 	if c.noiseCV > 0 && c.work.total > 0 {
 		z := c.rng.NormFloat64()
 		z = math.Max(-3, math.Min(3, z))
@@ -386,4 +397,6 @@ func (c *CPU) start(cl Class, now Time) {
 	c.run = cl
 	c.gen++
 	c.eng.Schedule(s.endAt, c, c.gen)
+	// Work raised by Run: a higher class preempts the step just started.
+	c.dispatch(now)
 }
