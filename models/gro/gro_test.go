@@ -265,7 +265,7 @@ func TestReceive(t *testing.T) {
 			flush:   true, flushes: map[string]uint64{"complete": 2}, lists: [][]int32{{4, 4}},
 		},
 		{
-			name: "8 flows in different buckets do not overflow", cfg: on,
+			name: "16 flows over 8 buckets (2 each) do not overflow", cfg: on,
 			in: func() []pkt.Packet {
 				var s []pkt.Packet
 				for f := uint32(0); f < 16; f++ {
