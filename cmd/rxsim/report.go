@@ -1,0 +1,141 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/rxsim/rxsim/models/host"
+	"github.com/rxsim/rxsim/scenarios"
+)
+
+// groupThousands formats n with thousands separators ("14,880,952"), as
+// xdp-bench's "%'10llu" in an en_US locale.
+func groupThousands(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// col is one xdp-bench column: "%'10<fmt> %-13s".
+func col(v float64, unit string) string {
+	return fmt.Sprintf("%10s %-13s", groupThousands(int64(math.Round(v))), unit)
+}
+
+func colF(v float64, unit string) string { return fmt.Sprintf("%10.2f %-13s", v, unit) }
+
+// writeText prints a run in xdp-bench's layout, then softnet_stat-like
+// counters, interrupt and poll rates, and CPU% per CPU and class.
+func writeText(w io.Writer, s *scenarios.Spec, r *host.Result) error {
+	fmt.Fprintf(w, "rxsim run %s (seed %d, %.3fs simulated after %s warm-up; %s)\n",
+		r.Scenario, r.Seed, r.SimSeconds, s.Warmup.Duration, s.Description)
+	errs := r.Drops["xdp_aborted"]
+	drops := 0.0
+	for k, v := range r.Drops {
+		if k != "xdp_drop" {
+			drops += v
+		}
+	}
+	label := "Summary"
+	errUnit := "err,drop/s"
+	errVal := errs + drops
+	if s.XDP.Program == "drop" {
+		errUnit, errVal = "err/s", errs
+	}
+	if s.XDP.Program == "redirect-cpu" {
+		label = s.HW + "->?"
+	}
+	fmt.Fprintf(w, "%-23s%s%s\n", label, col(r.RxPPS, "rx/s"), col(errVal, errUnit))
+	fmt.Fprintf(w, "  %-20s %s%s%s\n", "receive total", col(r.RxPPS, "pkt/s"), col(r.Drops["xdp_drop"], "drop/s"), col(errs, "error/s"))
+	for i, v := range r.PerCPURx {
+		if v > 0 {
+			fmt.Fprintf(w, "    %-18s %s%s%s\n", fmt.Sprintf("cpu:%d", i), col(v, "pkt/s"), col(0, "drop/s"), col(0, "error/s"))
+		}
+	}
+	if c := r.Cpumap; c != nil {
+		fmt.Fprintf(w, "  %-20s %s%s%s\n", "enqueue to cpu", col(c.EnqueuePPS, "pkt/s"), col(c.DropPPS, "drop/s"), colF(c.BulkAvg, "bulk-avg"))
+		fmt.Fprintf(w, "  %-20s %s%s%s\n", "kthread total", col(c.KthreadPPS, "pkt/s"), col(r.Drops["cpumap_kmem_alloc"], "drop/s"), col(c.KthreadSchedPerSec, "sched"))
+	}
+	writeExtras(w, r)
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "offered %s pkt/s; ", groupThousands(int64(math.Round(r.OfferedPPS))))
+	fmt.Fprintf(w, "drops:")
+	if len(r.Drops) == 0 {
+		fmt.Fprintf(w, " none")
+	}
+	for _, k := range sortedKeys(r.Drops) {
+		fmt.Fprintf(w, " %s %s/s", k, groupThousands(int64(math.Round(r.Drops[k]))))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "irqs/s %s  polls/s %s  pkts/poll %.1f  time_squeeze/s %s\n",
+		groupThousands(int64(r.IRQsPerSec)), groupThousands(int64(r.PollsPerSec)), r.PktsPerPoll, groupThousands(int64(r.TimeSqueeze)))
+	fmt.Fprintln(w, "softnet_stat (over the measured interval):")
+	fmt.Fprintf(w, "  %-5s %12s %10s %13s %13s\n", "cpu", "processed", "dropped", "time_squeeze", "received_rps")
+	for _, sn := range r.Softnet {
+		fmt.Fprintf(w, "  %-5d %12d %10d %13d %13d\n", sn.CPU, sn.Processed, sn.Dropped, sn.TimeSqueeze, sn.ReceivedRPS)
+	}
+	writeCPU(w, r)
+	fmt.Fprintf(w, "conservation: offered %d = delivered %d + dropped %d + queued %d (imbalance %d)\n",
+		r.Ledger.Offered, sumU(r.Ledger.Delivered), sumU(r.Ledger.Dropped), r.Ledger.Queued, r.Ledger.Imbalance)
+	return nil
+}
+
+// cpuClasses is the report order of CPU classes.
+var cpuClassOrder = []string{"hardirq", "softirq", "ksoftirqd", "napi", "kthread", "app"}
+
+func writeCPU(w io.Writer, r *host.Result) {
+	fmt.Fprintf(w, "CPU%%:  %-4s", "cpu")
+	for _, c := range cpuClassOrder {
+		fmt.Fprintf(w, " %9s", c)
+	}
+	fmt.Fprintf(w, " %9s\n", "idle")
+	for _, c := range r.CPU {
+		fmt.Fprintf(w, "       %-4d", c.ID)
+		for _, k := range cpuClassOrder {
+			fmt.Fprintf(w, " %9.1f", 100*c.Classes[k])
+		}
+		fmt.Fprintf(w, " %9.1f\n", 100*c.Idle)
+	}
+}
+
+// writeExtras prints the stack sections (UDP counters, latency) when present.
+func writeExtras(w io.Writer, r *host.Result) {
+	if u := r.UDP; u != nil {
+		fmt.Fprintf(w, "  %-20s %s%s%s\n", "udp", col(u.InDatagrams, "InDatagrams/s"), col(u.NoPorts, "NoPorts/s"), col(u.RcvbufErrors, "RcvbufErr/s"))
+	}
+	if l := r.LatencyUS; l != nil {
+		fmt.Fprintf(w, "  %-20s p50 %.1f us  p90 %.1f us  p99 %.1f us  mean %.1f us\n", "socket latency", l.P50, l.P90, l.P99, l.Mean)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sumU(m map[string]uint64) uint64 {
+	var s uint64
+	for _, v := range m {
+		s += v
+	}
+	return s
+}

@@ -1,0 +1,105 @@
+package host
+
+// Result is what one run measured over its measured interval (warm-up
+// excluded). Rates are per simulated second. JSON field names are shared
+// with `rxsim validate --json`.
+type Result struct {
+	Scenario   string  `json:"scenario"`
+	Seed       uint64  `json:"seed"`
+	SimSeconds float64 `json:"sim_seconds"`
+	OfferedPPS float64 `json:"offered_pps"`
+	// RxPPS is packets the driver handed to XDP (or to the stack without XDP).
+	RxPPS float64 `json:"rx_pps"`
+	// Drops maps a drop reason to packets per second (reasons with no drops omitted).
+	Drops        map[string]float64 `json:"drops"`
+	DeliveredPPS float64            `json:"delivered_pps"`
+	XDPTxPPS     float64            `json:"xdp_tx_pps,omitempty"`
+	RedirectPPS  float64            `json:"redirect_pps,omitempty"`
+	IRQsPerSec   float64            `json:"irqs_per_sec"`
+	PollsPerSec  float64            `json:"polls_per_sec"`
+	PktsPerPoll  float64            `json:"pkts_per_poll"`
+	TimeSqueeze  float64            `json:"time_squeeze"`
+	// TimeSqueezeTotal is the count over the measured interval.
+	TimeSqueezeTotal uint64 `json:"time_squeeze_total"`
+	CPU              []CPU  `json:"cpu"`
+	// Softnet is softnet_stat per CPU over the interval.
+	Softnet []Softnet `json:"softnet"`
+	// PerCPURx is XDP/driver receive per CPU (xdp-bench per-CPU lines).
+	PerCPURx []float64 `json:"per_cpu_rx_pps"`
+	// Funcs is CPU time per function per CPU in ns over the interval.
+	Funcs []FuncTime `json:"funcs,omitempty"`
+	// Ledger is the conservation check over the whole run.
+	Ledger LedgerReport `json:"ledger"`
+	// Ext holds results of the later models (cpumap, udp, tcp, gro, latency);
+	// nil sections are omitted.
+	Ext
+	WallSeconds float64 `json:"wall_seconds"`
+}
+
+// Ext are the result sections added by the stack, cpumap and GRO models.
+type Ext struct {
+	Cpumap    *CpumapResult  `json:"cpumap,omitempty"`
+	UDP       *UDPResult     `json:"udp,omitempty"`
+	LatencyUS *Latency       `json:"latency_us,omitempty"`
+	Extra     map[string]any `json:"extra,omitempty"`
+}
+
+// CpumapResult is xdp-bench's cpumap section.
+type CpumapResult struct {
+	EnqueuePPS         float64 `json:"enqueue_pps"`
+	DropPPS            float64 `json:"drop_pps"`
+	BulkAvg            float64 `json:"bulk_avg"`
+	KthreadPPS         float64 `json:"kthread_pps"`
+	KthreadSchedPerSec float64 `json:"kthread_sched_per_sec"`
+}
+
+// UDPResult holds /proc/net/snmp Udp counters per second.
+type UDPResult struct {
+	InDatagrams  float64 `json:"in_datagrams"`
+	NoPorts      float64 `json:"no_ports"`
+	RcvbufErrors float64 `json:"rcvbuf_errors"`
+}
+
+// Latency is a latency distribution summary in microseconds.
+type Latency struct {
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	Mean float64 `json:"mean"`
+}
+
+// CPU is one CPU's busy fraction per class over the interval.
+type CPU struct {
+	ID int `json:"id"`
+	// Classes maps hardirq, softirq, ksoftirqd, kthread, napi, app to the
+	// fraction of time busy; Idle is the rest.
+	Classes map[string]float64 `json:"classes"`
+	Busy    float64            `json:"busy"`
+	Idle    float64            `json:"idle"`
+}
+
+// Softnet is one CPU's softnet_stat over the interval.
+type Softnet struct {
+	CPU         int    `json:"cpu"`
+	Processed   uint64 `json:"processed"`
+	Dropped     uint64 `json:"dropped"`
+	TimeSqueeze uint64 `json:"time_squeeze"`
+	ReceivedRPS uint64 `json:"received_rps"`
+}
+
+// FuncTime is one function's CPU time on one CPU.
+type FuncTime struct {
+	CPU  int     `json:"cpu"`
+	Func string  `json:"func"`
+	NS   int64   `json:"ns"`
+	Frac float64 `json:"frac"`
+}
+
+// LedgerReport is the conservation check: offered = delivered + dropped + queued.
+type LedgerReport struct {
+	Offered   uint64            `json:"offered"`
+	Delivered map[string]uint64 `json:"delivered"`
+	Dropped   map[string]uint64 `json:"dropped"`
+	Queued    int               `json:"queued"`
+	Imbalance int64             `json:"imbalance"`
+}

@@ -1,0 +1,17 @@
+// Package napi models NAPI scheduling: the per-CPU softnet_data poll list,
+// net_rx_action with netdev_budget and netdev_budget_usecs (in jiffies),
+// NAPI weight and repoll to the tail, time_squeeze, the __do_softirq restart
+// limit (MAX_SOFTIRQ_RESTART 10, MAX_SOFTIRQ_TIME 2 ms) and the hand-off to
+// ksoftirqd (both the v4.9-v6.4 "let ksoftirqd do its job" behaviour and the
+// v6.5+ revert), napi_complete_done with napi_defer_hard_irqs and
+// gro_flush_timeout (the hrtimer watchdog), threaded NAPI kthreads, and the
+// scheduler tick that runs pending softirqs at its IRQ exit.
+//
+// Kernel files followed: net/core/dev.c (net_rx_action, __napi_poll,
+// napi_complete_done, napi_threaded_poll_loop, ____napi_schedule),
+// kernel/softirq.c (__do_softirq, invoke_softirq, wakeup_softirqd),
+// net/core/hotdata.c (defaults). Each NAPI poll is one CPU step, so hard IRQs
+// and other CPUs interleave with a net_rx_action at poll granularity.
+// Left out: busy polling, prefer_busy_poll/irq_suspend_timeout, NAPI
+// disable, netpoll, the RT kernel.
+package napi

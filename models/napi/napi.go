@@ -1,0 +1,217 @@
+package napi
+
+import (
+	"github.com/rxsim/rxsim/sim"
+)
+
+// Defaults from net/core/hotdata.c and include/linux/netdevice.h (kernel-rx-path.md §5.1).
+const (
+	NAPIPollWeight    = 64   // NAPI_POLL_WEIGHT
+	NetdevBudget      = 300  // net.core.netdev_budget
+	MaxSoftirqRestart = 10   // MAX_SOFTIRQ_RESTART (kernel/softirq.c)
+	MaxSoftirqTimeMS  = 2    // MAX_SOFTIRQ_TIME = msecs_to_jiffies(2)
+	NetdevMaxBacklog  = 1000 // net.core.netdev_max_backlog
+)
+
+// Poller is a driver's NAPI poll function (ixgbe_poll, i40e_napi_poll,
+// process_backlog, veth_poll). It processes up to budget packets, charging
+// w, and returns the work done. When it returns less than budget it must
+// call NAPI.CompleteDone (as drivers do) before returning.
+type Poller interface {
+	Poll(n *NAPI, w *sim.Work, budget int) int
+}
+
+// GROFlusher is the GRO state of a NAPI (napi->gro): flushed at
+// napi_complete_done and on repoll. Nil when GRO is not modelled.
+type GROFlusher interface {
+	// FlushAll flushes every held packet and delivers the gro_normal list
+	// (napi_complete_done without timeout).
+	FlushAll(w *sim.Work)
+	// FlushOld flushes packets held since before the current jiffy and
+	// delivers the gro_normal list (repoll: gro_flush_normal(gro, HZ >= 1000)).
+	FlushOld(w *sim.Work, jiffy sim.Time, all bool)
+	// Held reports whether packets are held (timeout applies only then).
+	Held() bool
+}
+
+// Config is a NAPI instance's configuration.
+type Config struct {
+	Name   string
+	Weight int
+	// GROFlushTimeout (ns) and DeferHardIRQs are the per-device sysfs knobs.
+	GROFlushTimeout sim.Time
+	DeferHardIRQs   int
+}
+
+// NAPI is one struct napi_struct.
+type NAPI struct {
+	cfg     Config
+	poller  Poller
+	GRO     GROFlusher
+	softnet *Softnet
+	thread  *sim.Thread
+	costs   *Costs
+
+	sched  bool
+	missed bool
+	// onList is true while the NAPI is on a poll list.
+	onList bool
+
+	deferCount int
+	timerGen   int64
+	timerArmed bool
+
+	// Stats.
+	Polls      uint64
+	Work       uint64
+	FullPolls  uint64
+	Completes  uint64
+	Schedules  uint64
+	TimerFires uint64
+}
+
+// New returns a NAPI polled by p, running in the softirq of sn (or in its
+// own thread after SetThreaded).
+func New(cfg Config, p Poller, sn *Softnet) *NAPI {
+	if cfg.Weight <= 0 {
+		cfg.Weight = NAPIPollWeight
+	}
+	return &NAPI{cfg: cfg, poller: p, softnet: sn, costs: sn.costs}
+}
+
+// Name returns the NAPI's name.
+func (n *NAPI) Name() string { return n.cfg.Name }
+
+// Weight returns the poll weight.
+func (n *NAPI) Weight() int { return n.cfg.Weight }
+
+// Softnet returns the softnet the NAPI is scheduled on.
+func (n *NAPI) Softnet() *Softnet { return n.softnet }
+
+// Scheduled reports NAPI_STATE_SCHED.
+func (n *NAPI) Scheduled() bool { return n.sched }
+
+// Thread returns the NAPI kthread (nil unless threaded).
+func (n *NAPI) Thread() *sim.Thread { return n.thread }
+
+// SetThreaded gives the NAPI its own kthread "napi/<name>" on cpu
+// (/sys/class/net/DEV/threaded = 1).
+func (n *NAPI) SetThreaded(cpu *sim.CPU) {
+	n.thread = cpu.NewThread("napi/"+n.cfg.Name, "napi", &threadedPoll{n: n})
+}
+
+// Schedule is napi_schedule: set SCHED and put the NAPI on the poll list of
+// its softnet (raising NET_RX), or wake its thread; if already scheduled,
+// set MISSED so the poll runs again.
+func (n *NAPI) Schedule() {
+	if n.sched {
+		n.missed = true
+		return
+	}
+	n.sched = true
+	n.Schedules++
+	if n.thread != nil {
+		n.thread.CPU().Wake(n.thread)
+		return
+	}
+	n.softnet.add(n)
+}
+
+// CompleteDone is napi_complete_done(n, work): returns false when the driver
+// must not re-enable its IRQ (deferred hard IRQs with gro_flush_timeout, or
+// MISSED set so the NAPI was rescheduled).
+func (n *NAPI) CompleteDone(w *sim.Work, work int) bool {
+	w.Add(n.costs.fnComplete, n.costs.complete)
+	n.Completes++
+	var timeout sim.Time
+	if work > 0 {
+		if n.GRO != nil && n.GRO.Held() {
+			timeout = n.cfg.GROFlushTimeout
+		}
+		n.deferCount = n.cfg.DeferHardIRQs
+	}
+	ret := true
+	if n.deferCount > 0 {
+		n.deferCount--
+		timeout = n.cfg.GROFlushTimeout
+		if timeout > 0 {
+			ret = false
+		}
+	}
+	if n.GRO != nil {
+		if timeout > 0 {
+			n.GRO.FlushOld(w, n.softnet.jiffyStart(w.Now()), false)
+		} else {
+			n.GRO.FlushAll(w)
+		}
+	}
+	n.sched = false
+	if n.missed {
+		n.missed = false
+		n.Schedule()
+		return false
+	}
+	if timeout > 0 {
+		n.armTimer(w.Now() + timeout)
+	}
+	return ret
+}
+
+// armTimer starts the napi_watchdog hrtimer.
+func (n *NAPI) armTimer(at sim.Time) {
+	n.timerGen++
+	n.timerArmed = true
+	n.softnet.cpu.Engine().Schedule(at, (*napiTimer)(n), n.timerGen)
+}
+
+type napiTimer NAPI
+
+// Fire implements sim.Handler: napi_watchdog schedules the NAPI with the
+// device IRQ still masked.
+func (t *napiTimer) Fire(now sim.Time, gen int64) {
+	n := (*NAPI)(t)
+	if gen != n.timerGen || !n.timerArmed {
+		return
+	}
+	n.timerArmed = false
+	n.TimerFires++
+	n.Schedule()
+}
+
+// poll runs one __napi_poll; it returns the work done and whether the NAPI
+// must be repolled (work == weight).
+func (n *NAPI) poll(w *sim.Work) (int, bool) {
+	w.Add(n.costs.fnPoll, n.costs.poll)
+	n.timerArmed = false // a poll supersedes a pending watchdog (hrtimer_cancel in napi_schedule_prep paths)
+	work := n.poller.Poll(n, w, n.cfg.Weight)
+	n.Polls++
+	n.Work += uint64(work)
+	if work < n.cfg.Weight {
+		return work, false
+	}
+	n.FullPolls++
+	if n.GRO != nil {
+		n.GRO.FlushOld(w, n.softnet.jiffyStart(w.Now()), n.softnet.hz < 1000)
+	}
+	return work, true
+}
+
+type threadedPoll struct {
+	n    *NAPI
+	more bool
+}
+
+// Run implements sim.Task: one iteration of napi_threaded_poll_loop.
+func (t *threadedPoll) Run(now sim.Time, w *sim.Work) {
+	t.more = false
+	if !t.n.sched {
+		return
+	}
+	_, repoll := t.n.poll(w)
+	t.n.softnet.runEndHooks(w)
+	t.more = repoll
+}
+
+// Done implements sim.Task: poll again after a full poll, else sleep unless
+// rescheduled.
+func (t *threadedPoll) Done(now sim.Time) bool { return t.more || t.n.sched }
