@@ -219,6 +219,14 @@ type xdpMD struct {
 }
 
 func genLive(p *pacer, prog *ebpf.Program, ifindex int, o GenOptions) error {
+	// A signal interrupts BPF_PROG_RUN with EINTR and cilium/ebpf reruns the
+	// whole batch, so more frames would leave than counted. Block signals on
+	// this (discarded) thread; the process still gets them on others.
+	var all unix.Sigset_t
+	for i := range all.Val {
+		all.Val[i] = ^uint64(0)
+	}
+	unix.PthreadSigmask(unix.SIG_BLOCK, &all, nil)
 	frame := BuildFrame(o.PktSize, BasePort)
 	chunk := uint64(8192)
 	if o.Rate > 0 {
