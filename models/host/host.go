@@ -248,7 +248,7 @@ func (h *Host) costPkt(fn string) float64 {
 
 // queued returns the wire packets held anywhere in the host.
 func (h *Host) queued() int {
-	n := h.Demux.Buffered()
+	n := 0 // packets buffered in the RSS demux are not offered yet (the ring counts them)
 	for _, q := range h.Queues {
 		n += q.Ring.Queued()
 	}
