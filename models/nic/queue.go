@@ -142,7 +142,13 @@ func (q *Queue) Poll(n *napi.NAPI, w *sim.Work, budget int) int {
 		if q.Ring.Cleaned() >= q.cfg.RefillBatch {
 			q.refill(w)
 		}
-		q.Ring.Advance(w.Now())
+		// Pulling arrivals can wait until the filled descriptors are used
+		// up: until a refill, posted descriptors only decrease, so the
+		// ring-full outcome of each arrival does not depend on when it is
+		// pulled (refill pulls first).
+		if q.Ring.Filled() == 0 {
+			q.Ring.Advance(w.Now())
+		}
 		p, ok := q.Ring.Clean()
 		if !ok {
 			break // descriptor not written back: size == 0
@@ -171,6 +177,7 @@ func (q *Queue) Poll(n *napi.NAPI, w *sim.Work, budget int) int {
 // refill is *_alloc_rx_buffers: re-post cleaned descriptors with one tail
 // write; a buffer whose page is still in flight elsewhere needs a new page.
 func (q *Queue) refill(w *sim.Work) {
+	q.Ring.Advance(w.Now())
 	n := q.Ring.Refill()
 	w.Add(q.fnRefill, q.cRefCall+sim.Time(n)*q.cRefPkt)
 	if over := q.Inflight - q.Ring.Size(); over > 0 {
