@@ -70,6 +70,7 @@ type Pktgen struct {
 	hashes   []uint32
 	offered  float64
 	lineRate float64
+	tmpl     pkt.Packet
 }
 
 // NewPktgen returns a flood source; rng is used only when Jitter > 0.
@@ -91,6 +92,7 @@ func NewPktgen(cfg PktgenConfig, rng *rand.Rand) *Pktgen {
 	g.offered = rate
 	g.gap = float64(g.burst) * 1e9 / rate
 	g.next = float64(cfg.Start)
+	g.tmpl = pkt.Packet{Len: int32(cfg.PktSize), Payload: int32(max(cfg.PktSize-42, 0)), Segs: 1, Proto: cfg.Proto, CsumOK: true}
 	g.hashes = make([]uint32, cfg.Flows)
 	for i := range g.hashes {
 		g.hashes[i] = FlowHash(uint32(i))
@@ -114,11 +116,9 @@ func (g *Pktgen) Peek() sim.Time {
 
 // Pop implements Source.
 func (g *Pktgen) Pop() pkt.Packet {
-	p := pkt.Packet{
-		Arrival: sim.Time(g.next + g.wire), Flow: g.flow, Hash: g.hashes[g.flow],
-		Len: int32(g.cfg.PktSize), Payload: int32(max(g.cfg.PktSize-42, 0)), Segs: 1,
-		Proto: g.cfg.Proto, CsumOK: true,
-	}
+	p := g.tmpl
+	p.Arrival = sim.Time(g.next + g.wire)
+	p.Flow, p.Hash = g.flow, g.hashes[g.flow]
 	g.sent++
 	g.flow++
 	if int(g.flow) >= len(g.hashes) {
