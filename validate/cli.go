@@ -116,6 +116,15 @@ func CLI(stdout, stderr io.Writer, args []string) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	// Explicit zeros would otherwise be replaced by defaults.
+	for name, bad := range map[string]bool{
+		"reps": o.Reps < 1, "duration": o.Duration <= 0, "qsize": o.Qsize < 1,
+		"pkt_size": o.Gen.PktSize < 1, "flows": o.Gen.Flows < 1,
+	} {
+		if set[name] && bad {
+			return usageErr("--%s: value out of range", name)
+		}
+	}
 
 	if list {
 		for _, c := range Configs() {
