@@ -4,5 +4,8 @@ package main
 // package (validate, calibrate, sweep, compare, profile, plot). Each file
 // adds its entry here.
 func extraCommands() map[string]command {
-	return map[string]command{}
+	return map[string]command{
+		"sweep": {"run a scenario over a grid of settings and seeds", cmdSweep},
+		"merge": {"combine partial sweep results (shards) into one", cmdMerge},
+	}
 }

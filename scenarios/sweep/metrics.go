@@ -1,0 +1,130 @@
+package sweep
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/rxsim/rxsim/models/host"
+)
+
+// Metrics are one run's figures by name (see FromResult for the names).
+// Only finite values are kept.
+type Metrics map[string]float64
+
+// Names returns the metric names of ms, sorted.
+func Names(ms ...Metrics) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range ms {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// FromResult flattens a run's Result into Metrics:
+//
+//	offered_pps rx_pps delivered_pps xdp_tx_pps redirect_pps   rates (pkt/s)
+//	drop_pps, drop.<reason>_pps                                 drops: all reasons, and per reason
+//	loss_pps, loss_pct                                          drops other than the program's XDP_DROP (pkt/s, % of offered)
+//	irqs_per_sec polls_per_sec pkts_per_poll time_squeeze_per_sec
+//	cpu_busy_pct                                                sum over CPUs of busy % (100 = one CPU)
+//	ns_per_pkt                                                  busy CPU ns per received packet
+//	cpu<N>.<class>_pct, cpu<N>.idle_pct                         per CPU and class (hardirq, softirq, ...)
+//	cpumap.<field>, udp.<field>, latency_us.<p50|p90|p99|mean>  sections of later models, when present
+//	extra.<key>                                                 numeric values of Result.Extra
+//	ledger.imbalance                                            offered − delivered − dropped − queued (0 when packets are conserved)
+//
+// WallSeconds is left out: it is not a property of the simulation.
+func FromResult(r *host.Result) Metrics {
+	m := Metrics{}
+	m.set("offered_pps", r.OfferedPPS)
+	m.set("rx_pps", r.RxPPS)
+	m.set("delivered_pps", r.DeliveredPPS)
+	m.set("xdp_tx_pps", r.XDPTxPPS)
+	m.set("redirect_pps", r.RedirectPPS)
+	drops, loss := 0.0, 0.0
+	for _, k := range host.Names(r.Drops) {
+		drops += r.Drops[k]
+		if k != "xdp_drop" {
+			loss += r.Drops[k]
+		}
+		m.set("drop."+k+"_pps", r.Drops[k])
+	}
+	m.set("drop_pps", drops)
+	m.set("loss_pps", loss)
+	if r.OfferedPPS > 0 {
+		m.set("loss_pct", 100*loss/r.OfferedPPS)
+	}
+	m.set("irqs_per_sec", r.IRQsPerSec)
+	m.set("polls_per_sec", r.PollsPerSec)
+	m.set("pkts_per_poll", r.PktsPerPoll)
+	m.set("time_squeeze_per_sec", r.TimeSqueeze)
+	busy := 0.0
+	for _, c := range r.CPU {
+		busy += c.Busy
+		for _, cl := range host.Names(c.Classes) {
+			m.set(fmt.Sprintf("cpu%d.%s_pct", c.ID, cl), 100*c.Classes[cl])
+		}
+		m.set(fmt.Sprintf("cpu%d.idle_pct", c.ID), 100*c.Idle)
+	}
+	m.set("cpu_busy_pct", 100*busy)
+	if r.RxPPS > 0 {
+		m.set("ns_per_pkt", busy*1e9/r.RxPPS)
+	}
+	m.set("ledger.imbalance", float64(r.Ledger.Imbalance))
+	m.ext(r)
+	return m
+}
+
+func (m Metrics) ext(r *host.Result) {
+	if c := r.Cpumap; c != nil {
+		m.set("cpumap.enqueue_pps", c.EnqueuePPS)
+		m.set("cpumap.drop_pps", c.DropPPS)
+		m.set("cpumap.bulk_avg", c.BulkAvg)
+		m.set("cpumap.kthread_pps", c.KthreadPPS)
+		m.set("cpumap.kthread_sched_per_sec", c.KthreadSchedPerSec)
+	}
+	if u := r.UDP; u != nil {
+		m.set("udp.in_datagrams", u.InDatagrams)
+		m.set("udp.no_ports", u.NoPorts)
+		m.set("udp.rcvbuf_errors", u.RcvbufErrors)
+	}
+	if l := r.LatencyUS; l != nil {
+		m.set("latency_us.p50", l.P50)
+		m.set("latency_us.p90", l.P90)
+		m.set("latency_us.p99", l.P99)
+		m.set("latency_us.mean", l.Mean)
+	}
+	for _, k := range host.Names(r.Extra) {
+		switch v := r.Extra[k].(type) {
+		case float64:
+			m.set("extra."+k, v)
+		case int:
+			m.set("extra."+k, float64(v))
+		case int64:
+			m.set("extra."+k, float64(v))
+		case uint64:
+			m.set("extra."+k, float64(v))
+		}
+	}
+}
+
+func (m Metrics) set(k string, v float64) {
+	if !math.IsNaN(v) && !math.IsInf(v, 0) {
+		m[k] = v
+	}
+}
+
+// Skewed reports whether a metric's distribution across seeds is skewed
+// (latencies and their percentiles): such metrics are summarised by the
+// median and compared with the Mann-Whitney U test.
+func Skewed(name string) bool {
+	return len(name) >= 11 && name[:11] == "latency_us."
+}
