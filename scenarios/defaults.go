@@ -27,7 +27,8 @@ func defaults() *Spec {
 		App:      App{Batch: 1},
 		Traffic: Traffic{Kind: "pktgen", PktSize: 60, Threads: 1, Burst: 0, Flows: 1, Rate: "line",
 			ThreadMaxPPS: 12e6, MSS: 1448, TSOBytes: 65536, Streams: 1, ReqSize: 1, RespSize: 1,
-			RemoteDelay: Duration{10 * time.Microsecond}, WireDelay: Duration{2 * time.Microsecond}},
+			RemoteDelay: Duration{10 * time.Microsecond}, WireDelay: Duration{2 * time.Microsecond},
+			Generator: "live"},
 	}
 }
 

@@ -184,6 +184,11 @@ type Traffic struct {
 	Count int64 `toml:"count"`
 	// Jitter is the coefficient of variation of inter-burst gaps (0 = exact).
 	Jitter float64 `toml:"jitter"`
+	// Generator is the local sender of a veth scenario (hw = "veth"): live
+	// (BPF_PROG_RUN live frames, batches of 64), afpacket (AF_PACKET
+	// sendmmsg) or udp (UDP socket sendmmsg); GenCPU is the CPU it runs on.
+	Generator string `toml:"generator"`
+	GenCPU    int    `toml:"gen_cpu"`
 
 	// TCP: streams, MSS, TSO burst size, PSH on every TSO burst.
 	Streams  int  `toml:"streams"`

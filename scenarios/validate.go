@@ -150,6 +150,8 @@ func (s *Spec) validate() error {
 			return nil
 		},
 		func() error { return rangeFloat("traffic.jitter", s.Traffic.Jitter, 0, 1) },
+		func() error { return oneOf("traffic.generator", s.Traffic.Generator, "live", "afpacket", "udp") },
+		func() error { return cpuList("traffic.gen_cpu", []int{s.Traffic.GenCPU}, s.CPUs) },
 		func() error { return rangeInt("traffic.streams", s.Traffic.Streams, 1, 4096) },
 		func() error { return rangeInt("traffic.mss", s.Traffic.MSS, 88, 9000) },
 		func() error { return rangeInt("traffic.tso_bytes", s.Traffic.TSOBytes, s.Traffic.MSS, 524280) },

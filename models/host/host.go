@@ -59,6 +59,12 @@ func Build(spec *scenarios.Spec, seed uint64, layers ...Builder) (*Host, error) 
 	if err != nil {
 		return nil, err
 	}
+	return BuildWith(spec, prof, seed, layers...)
+}
+
+// BuildWith is Build with the hw profile given (calibrate runs the same
+// scenario with trial costs).
+func BuildWith(spec *scenarios.Spec, prof *hw.Profile, seed uint64, layers ...Builder) (*Host, error) {
 	h := &Host{Spec: spec, Profile: prof, Eng: sim.NewEngine(1024), Streams: sim.NewStreams(seed), Funcs: sim.NewFuncs()}
 	h.Acct = sim.NewAccount(spec.CPUs)
 	h.Acct.From = sim.Time(spec.Warmup.Nanoseconds())
@@ -69,7 +75,9 @@ func Build(spec *scenarios.Spec, seed uint64, layers ...Builder) (*Host, error) 
 	if err := h.buildXDP(); err != nil {
 		return nil, err
 	}
-	h.buildNIC()
+	if prof.NIC.Driver != "veth" { // the veth layer (layer_veth.go) builds the device
+		h.buildNIC()
+	}
 	for _, l := range layers {
 		if err := l(h); err != nil {
 			return nil, err
