@@ -207,8 +207,10 @@ func (t *threadedPoll) Run(now sim.Time, w *sim.Work) {
 	if !t.n.sched {
 		return
 	}
+	t.n.softnet.inThreaded = true
 	_, repoll := t.n.poll(w)
 	t.n.softnet.runEndHooks(w)
+	t.n.softnet.inThreaded = false
 	t.more = repoll
 }
 

@@ -47,6 +47,7 @@ type Softnet struct {
 
 	// current net_rx_action invocation
 	inAction   bool
+	inThreaded bool // a threaded NAPI poll of this softnet is running
 	budget     int
 	timeLimit  int64 // jiffies
 	cur        *NAPI
@@ -117,6 +118,12 @@ func (s *Softnet) runEndHooks(w *sim.Work) {
 		f(w)
 	}
 }
+
+// InRxAction reports whether net_rx_action or a threaded NAPI poll is
+// running for this softnet (sd->in_net_rx_action ||
+// sd->in_napi_threaded_poll): napi_schedule_rps then leaves the RPS IPIs to
+// its end instead of raising NET_RX.
+func (s *Softnet) InRxAction() bool { return s.inAction || s.inThreaded }
 
 // PollListLen returns the number of NAPIs on the poll list.
 func (s *Softnet) PollListLen() int { return len(s.list) }

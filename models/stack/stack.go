@@ -1,0 +1,184 @@
+package stack
+
+import (
+	"github.com/rxsim/rxsim/models/napi"
+	"github.com/rxsim/rxsim/models/pkt"
+	"github.com/rxsim/rxsim/sim"
+)
+
+// Costs are the stack's cost items in ns (from the hw cost profile). Call
+// parts are paid once per call (per list in list delivery), Pkt parts per
+// skb, Byte parts per payload byte.
+type Costs struct {
+	// BuildSkb is the driver's skb build for XDP_PASS (ixgbe_build_skb,
+	// ixgbe_process_skb_fields, eth_type_trans), per packet.
+	BuildSkb float64
+	// RecvCall, RecvPkt: netif_receive_skb / netif_receive_skb_list_internal
+	// per call and __netif_receive_skb_core per skb.
+	RecvCall, RecvPkt float64
+	// IPCall, IPPkt: ip_rcv / ip_list_rcv per call, ip_rcv_core +
+	// ip_rcv_finish (route lookup) + ip_local_deliver per skb.
+	IPCall, IPPkt float64
+	// UDPRcv is __udp4_lib_rcv with the socket lookup, per skb.
+	UDPRcv float64
+	// UDPEnqueue is udp_queue_rcv_skb + __udp_enqueue_schedule_skb, per skb
+	// queued to a socket.
+	UDPEnqueue float64
+	// UDPNoPort is the no-listener path: the rate-limited icmp_send check
+	// and kfree_skb, per skb.
+	UDPNoPort float64
+	// Wake is sock_def_readable waking the reader (try_to_wake_up), charged
+	// to the waker.
+	Wake float64
+	// RecvmsgCall, RecvmsgPkt, RecvmsgByte: the reader's syscall per call,
+	// udp_recvmsg + skb free per message, copy_to_user per payload byte.
+	RecvmsgCall, RecvmsgPkt, RecvmsgByte float64
+}
+
+// Steerer is RPS in netif_receive_skb_internal: get_rps_cpu and, when it
+// picks a CPU, enqueue_to_backlog. Steer reports whether it took the skb
+// (queued to a backlog or dropped there).
+type Steerer interface {
+	Steer(w *sim.Work, cpu int, p pkt.Packet) bool
+}
+
+// L4Receiver is a transport protocol's receive function (udp_rcv,
+// tcp_v4_rcv), called by ip_local_deliver on cpu.
+type L4Receiver interface {
+	Rcv(w *sim.Work, cpu int, p pkt.Packet)
+}
+
+// Releaser returns a buffer to the RX queue it came from when its skb is
+// freed (the page-reuse rule, nic.Queue.Release).
+type Releaser func(queue uint16, n int)
+
+// Stats are the stack's counters.
+type Stats struct {
+	// Calls counts netif_receive_skb calls and lists; Skbs the skbs through
+	// __netif_receive_skb_core.
+	Calls, Lists, Skbs uint64
+	// Steered counts skbs taken by RPS.
+	Steered uint64
+	// NoProto counts skbs of a protocol with no registered receiver
+	// (delivered as pkt.ToStack).
+	NoProto uint64
+}
+
+// Stack is the host's IPv4 receive path.
+type Stack struct {
+	costs   Costs
+	softnet []*napi.Softnet
+	// Led is the host ledger; Release frees buffers to their RX queue.
+	Led     *pkt.Ledger
+	Release Releaser
+	// RPS is the steering hook (nil: RPS off).
+	RPS Steerer
+	l4  [2]L4Receiver
+
+	fnRecv, fnIP, fnBuild sim.FuncID
+	cRecvCall, cRecvPkt   sim.Time
+	cIPCall, cIPPkt       sim.Time
+	cBuild                sim.Time
+
+	Stats Stats
+}
+
+// New returns a stack charging costs, counting sd->processed on softnet
+// (indexed by CPU; may be nil in tests), recording packet fates in led.
+// release may be nil.
+func New(c Costs, funcs *sim.Funcs, softnet []*napi.Softnet, led *pkt.Ledger, release Releaser) *Stack {
+	if release == nil {
+		release = func(uint16, int) {}
+	}
+	return &Stack{
+		costs: c, softnet: softnet, Led: led, Release: release,
+		fnRecv: funcs.ID("netif_receive_skb"), fnIP: funcs.ID("ip_rcv"), fnBuild: funcs.ID("build_skb"),
+		cRecvCall: ns(c.RecvCall), cRecvPkt: ns(c.RecvPkt),
+		cIPCall: ns(c.IPCall), cIPPkt: ns(c.IPPkt), cBuild: ns(c.BuildSkb),
+	}
+}
+
+func ns(x float64) sim.Time { return sim.Time(x + 0.5) }
+
+// Costs returns the stack's cost items.
+func (s *Stack) Costs() Costs { return s.costs }
+
+// Register installs the receive function of proto (ip_local_deliver's
+// inet_protos[] table).
+func (s *Stack) Register(proto pkt.Proto, r L4Receiver) {
+	if int(proto) < len(s.l4) {
+		s.l4[proto] = r
+	}
+}
+
+// Receive is netif_receive_skb(skb) on cpu: the per-call part, the RPS
+// hook, then __netif_receive_skb. Used by per-packet delivery (the cpumap
+// kthread before v5.13).
+func (s *Stack) Receive(w *sim.Work, cpu int, p pkt.Packet) {
+	s.Stats.Calls++
+	w.Add(s.fnRecv, s.cRecvCall)
+	if s.RPS != nil && s.RPS.Steer(w, cpu, p) {
+		s.Stats.Steered++
+		return
+	}
+	s.DeliverSkb(w, cpu, p)
+}
+
+// DeliverSkb is __netif_receive_skb for one skb (no RPS): the core per skb,
+// then ip_rcv with its own per-call part. process_backlog uses it.
+func (s *Stack) DeliverSkb(w *sim.Work, cpu int, p pkt.Packet) {
+	s.core(w, cpu)
+	w.Add(s.fnIP, s.cIPCall)
+	s.ip(w, cpu, p)
+}
+
+// ReceiveList is netif_receive_skb_list_internal on cpu: the per-call part
+// once for the list, RPS per skb, __netif_receive_skb_core per remaining
+// skb, one ip_list_rcv for them. The gro_normal list and the cpumap kthread
+// (v5.13+) use it. skbs is not retained.
+func (s *Stack) ReceiveList(w *sim.Work, cpu int, skbs []pkt.Packet) {
+	if len(skbs) == 0 {
+		return
+	}
+	s.Stats.Lists++
+	w.Add(s.fnRecv, s.cRecvCall)
+	ipCalled := false
+	for i := range skbs {
+		p := skbs[i]
+		if s.RPS != nil && s.RPS.Steer(w, cpu, p) {
+			s.Stats.Steered++
+			continue
+		}
+		s.core(w, cpu)
+		if !ipCalled {
+			ipCalled = true
+			w.Add(s.fnIP, s.cIPCall)
+		}
+		s.ip(w, cpu, p)
+	}
+}
+
+// core is __netif_receive_skb_core's per-skb work and sd->processed++.
+func (s *Stack) core(w *sim.Work, cpu int) {
+	s.Stats.Skbs++
+	w.Add(s.fnRecv, s.cRecvPkt)
+	if cpu >= 0 && cpu < len(s.softnet) && s.softnet[cpu] != nil {
+		s.softnet[cpu].Processed++
+	}
+}
+
+// ip is ip_rcv_core + ip_rcv_finish + ip_local_deliver per skb and the
+// protocol demux.
+func (s *Stack) ip(w *sim.Work, cpu int, p pkt.Packet) {
+	w.Add(s.fnIP, s.cIPPkt)
+	if int(p.Proto) < len(s.l4) && s.l4[p.Proto] != nil {
+		s.l4[p.Proto].Rcv(w, cpu, p)
+		return
+	}
+	s.Stats.NoProto++
+	s.Led.Deliver(pkt.ToStack, p.WireSegs())
+	s.Release(p.Queue, p.WireSegs())
+}
+
+// BuildSkb charges the driver's skb build for one XDP_PASS packet.
+func (s *Stack) BuildSkb(w *sim.Work) { w.Add(s.fnBuild, s.cBuild) }
