@@ -29,8 +29,8 @@ func fixedResult() *Result {
 	o.Defaults()
 	sec := func(rep int, t, rx, kth float64) Sample {
 		return Sample{Rep: rep, T: t, Period: 1, Offered: rx, Rx: rx, RxPerCPU: []float64{rx, 0}, Kthread: kth,
-			Drops:   map[string]float64{"cpumap_enqueue": rx - kth, "udp_noports": kth},
-			UDP:     UDPRate{NoPorts: kth}, Softnet: SoftnetRate{Processed: kth}, EthtoolXDP: rx,
+			Drops: map[string]float64{"cpumap_enqueue": rx - kth, "udp_noports": kth},
+			UDP:   UDPRate{NoPorts: kth}, Softnet: SoftnetRate{Processed: kth}, EthtoolXDP: rx,
 			CPU: []CPUBusy{{CPU: 0, SoftIRQ: 0.4, Thread: 0.6}, {CPU: 1, Thread: 0.98, Idle: 0.02}}}
 	}
 	r := &Result{Scenario: o.Config, Settings: o, Iface: "rxsim42r", Driver: "veth", XDPMode: "native",

@@ -218,6 +218,9 @@ type xdpMD struct {
 	EgressIfindex  uint32
 }
 
+// liveChunk is the first call's repeat count of the live generator.
+var liveChunk = 1 << 18
+
 func genLive(p *pacer, prog *ebpf.Program, ifindex int, o GenOptions) error {
 	// A signal interrupts BPF_PROG_RUN with EINTR and cilium/ebpf reruns the
 	// whole batch, so more frames would leave than counted. Block signals on
@@ -228,15 +231,19 @@ func genLive(p *pacer, prog *ebpf.Program, ifindex int, o GenOptions) error {
 	}
 	unix.PthreadSigmask(unix.SIG_BLOCK, &all, nil)
 	frame := BuildFrame(o.PktSize, BasePort)
-	chunk := uint64(8192)
+	// Every BPF_PROG_RUN call sets up and tears down a page_pool, which
+	// costs about 25 ms here, so calls must be long: aim at about 250 ms of
+	// traffic per call (the time bound is kept to that granularity).
+	chunk := uint64(liveChunk)
 	if o.Rate > 0 {
-		chunk = max(burst, uint64(o.Rate/500)) // about 2 ms of traffic per call
+		chunk = max(burst, uint64(o.Rate/20))
 	}
 	for {
 		n := p.next(chunk)
 		if n == 0 {
 			return nil
 		}
+		t0 := time.Now()
 		_, err := prog.Run(&ebpf.RunOptions{
 			Data:      frame,
 			Repeat:    uint32(n),
@@ -251,6 +258,11 @@ func genLive(p *pacer, prog *ebpf.Program, ifindex int, o GenOptions) error {
 			return fmt.Errorf("validate: live frames: %w", err)
 		}
 		p.done(n)
+		if o.Rate == 0 {
+			if d := time.Since(t0).Seconds(); d > 0 {
+				chunk = uint64(min(max(float64(n)/d*0.25, 1<<16), 1<<24))
+			}
+		}
 	}
 }
 
