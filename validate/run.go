@@ -78,7 +78,7 @@ const (
 	// when it was measured. (An earlier study with very long BPF_PROG_RUN
 	// calls saw up to 23 Mpps on another host of the kind.) Override with
 	// --ref-pps on other machines.
-	DefaultRefPPS = 7.0e6
+	DefaultRefPPS     = 7.0e6
 	DefaultSlowFactor = 0.85
 )
 
