@@ -119,6 +119,8 @@ func (h *Host) buildTraffic() error {
 	t := h.Spec.Traffic
 	switch t.Kind {
 	case "pktgen", "udp":
+	case "tcp_stream", "tcp_rr":
+		return h.buildTCPTraffic() // layer_tcp.go; TCPLayer builds the rest
 	default:
 		return fmt.Errorf("host: traffic.kind %q is not built by the first path (needs the TCP layer)", t.Kind)
 	}
@@ -230,8 +232,11 @@ func (h *Host) buildNIC() {
 		ring := nic.NewRxRing(s.NIC.RingSize, h.Demux.Feed(i), &h.Ledger, s.NIC.MaxPPS/float64(s.NIC.Queues))
 		hook := xdp.NewHook(h.Prog, cpu, xc, &h.Ledger, h.Funcs)
 		itr := nic.NewITR(p.Driver, s.NIC.AdaptiveITR, s.NIC.ITRUsecs, p.LineRateGbps.V)
-		q := nic.NewQueue(nic.QueueConfig{Index: i, Driver: p.Driver, RefillBatch: refill, ITR: itr, IRQJitter: s.Noise.IRQJitter},
-			ring, hook, h.CPUs[cpu], costs, h.Funcs)
+		qc := nic.QueueConfig{Index: i, Driver: p.Driver, RefillBatch: refill, ITR: itr, IRQJitter: s.Noise.IRQJitter}
+		if s.Noise.IRQJitter > 0 {
+			qc.IRQRand = h.Streams.Get(fmt.Sprintf("irq-jitter/q%d", i))
+		}
+		q := nic.NewQueue(qc, ring, hook, h.CPUs[cpu], costs, h.Funcs)
 		q.NAPI = napi.New(napi.Config{
 			Name: fmt.Sprintf("%s-rx-%d", p.Driver, i), Weight: s.NAPI.Weight,
 			GROFlushTimeout: sim.Time(s.NAPI.GROFlushTimeout.Nanoseconds()), DeferHardIRQs: s.NAPI.DeferHardIRQs,

@@ -1,6 +1,9 @@
 package nic
 
 import (
+	"math"
+	"math/rand/v2"
+
 	"github.com/rxsim/rxsim/models/napi"
 	"github.com/rxsim/rxsim/models/xdp"
 	"github.com/rxsim/rxsim/sim"
@@ -23,6 +26,8 @@ type QueueConfig struct {
 	ITR         *ITR
 	// IRQJitter is the CV of the interrupt delivery delay (0 = exact).
 	IRQJitter float64
+	// IRQRand draws the jitter (stream "irq-jitter/qN"); nil = no jitter.
+	IRQRand *rand.Rand
 }
 
 // Queue is one RX queue: ring, vector, NAPI and XDP hook.
@@ -94,10 +99,23 @@ func (q *Queue) armIRQ(now sim.Time) {
 		q.irqAt = sim.Never
 		return
 	}
-	at := max(a, now, q.lastIRQ+sim.Time(q.cfg.ITR.IntervalNS()))
+	itr := sim.Time(q.cfg.ITR.IntervalNS())
+	at := max(a, now, q.lastIRQ+itr) + q.irqDelay(itr)
 	q.irqGen++
 	q.irqAt = at
 	q.eng.Schedule(at, (*irqTimer)(q), q.irqGen)
+}
+
+// irqDelay is the seeded interrupt/timer jitter (noise.irq_jitter): the
+// interrupt is delivered d = IRQJitter · itr · |Z| later, Z ~ N(0, 1), so
+// the delay scales with the moderation interval (EITR) and its spread is
+// IRQJitter times it. Without moderation (itr 0) or jitter it is 0, and
+// the figures stay exact.
+func (q *Queue) irqDelay(itr sim.Time) sim.Time {
+	if q.cfg.IRQJitter <= 0 || q.cfg.IRQRand == nil || itr <= 0 {
+		return 0
+	}
+	return sim.Time(math.Abs(q.cfg.IRQRand.NormFloat64()) * q.cfg.IRQJitter * float64(itr))
 }
 
 type irqTimer Queue
