@@ -51,6 +51,23 @@ type CpumapResult struct {
 	BulkAvg            float64 `json:"bulk_avg"`
 	KthreadPPS         float64 `json:"kthread_pps"`
 	KthreadSchedPerSec float64 `json:"kthread_sched_per_sec"`
+	// Delivery is the remote delivery mode; CPUs the target CPUs.
+	Delivery string `json:"delivery,omitempty"`
+	CPUs     []int  `json:"cpus,omitempty"`
+	// XDPPassPPS, XDPDropPPS, XDPRedirectPPS are the cpumap program's
+	// xdp_stats per second (0 without a program).
+	XDPPassPPS     float64 `json:"xdp_pass_pps"`
+	XDPDropPPS     float64 `json:"xdp_drop_pps"`
+	XDPRedirectPPS float64 `json:"xdp_redirect_pps"`
+	// RxBusy and RemoteBusy are the busiest RX and remote CPU's busy
+	// fraction; RxNSPerPkt and RemoteNSPerPkt their CPU time per packet
+	// (received, dequeued).
+	RxBusy         float64 `json:"rx_busy"`
+	RemoteBusy     float64 `json:"remote_busy"`
+	RxNSPerPkt     float64 `json:"rx_ns_per_pkt"`
+	RemoteNSPerPkt float64 `json:"remote_ns_per_pkt"`
+	// Limit is the saturated side: rx, remote, rx+remote or none.
+	Limit string `json:"limit"`
 }
 
 // UDPResult holds /proc/net/snmp Udp counters per second.
