@@ -381,7 +381,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
-		rep := Rep{Rep: r}
+		rep := Rep{Rep: r, Start: time.Now().UTC()}
 		if o.Reference && o.Iface == "" {
 			ref, err := referenceRun(ctx)
 			if err != nil {
@@ -398,9 +398,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		res.Iface, res.Driver = hinfo.Rcv, hinfo.Driver
 		rep.Seconds = len(samples)
 		rep.Median = medians(samples)
-		if len(samples) > 0 {
-			rep.Start = time.Now().UTC()
-		}
 		res.Reps = append(res.Reps, rep)
 		res.PerSecond = append(res.PerSecond, samples...)
 	}

@@ -186,3 +186,43 @@ func TestRefuseIfaceWithXDP(t *testing.T) {
 		}
 	}
 }
+
+// TestSIGINTRemovesEverything interrupts a running `rxsim validate` with
+// SIGINT and shows that it removes its namespaces and programs itself.
+func TestSIGINTRemovesEverything(t *testing.T) {
+	requireBPF(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=veth-xdp-drop --gen udp --duration 30s --reps 1 --no-ref --no-probe --quiet")
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline) && len(rxsimNetns(pid)) < 2; time.Sleep(50 * time.Millisecond) {
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("child did not exit within 10 s of SIGINT")
+	}
+	if got := rxsimNetns(pid); len(got) != 0 {
+		t.Errorf("namespaces left after SIGINT: %v", got)
+	}
+	links, _ := netlink.LinkList()
+	for _, l := range links {
+		if strings.HasPrefix(l.Attrs().Name, fmt.Sprintf("%s%d", Prefix, pid)) {
+			t.Errorf("link left after SIGINT: %s", l.Attrs().Name)
+		}
+	}
+}
