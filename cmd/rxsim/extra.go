@@ -5,7 +5,8 @@ package main
 // adds its entry here.
 func extraCommands() map[string]command {
 	return map[string]command{
-		"sweep": {"run a scenario over a grid of settings and seeds", cmdSweep},
-		"merge": {"combine partial sweep results (shards) into one", cmdMerge},
+		"sweep":   {"run a scenario over a grid of settings and seeds", cmdSweep},
+		"merge":   {"combine partial sweep results (shards) into one", cmdMerge},
+		"compare": {"A/B comparison over replications, benchstat style", cmdCompare},
 	}
 }

@@ -60,16 +60,15 @@ func Missing(jobs []Job, configs []string, have []Run) []Job {
 
 // Execute runs jobs on opt.Workers goroutines and returns their runs in
 // the order of jobs, whatever the number of workers. specs holds each
-// point's Spec in grid order and params the plan's params (for labels).
-// The first error, in job order, stops the dispatch of new jobs and is
+// point's Spec and labels its label, by point index (Job.Point). The
+// first error, in job order, stops the dispatch of new jobs and is
 // returned.
-func Execute(params []Param, specs []*scenarios.Spec, jobs []Job, opt Options) ([]Run, error) {
+func Execute(labels []string, specs []*scenarios.Spec, jobs []Job, opt Options) ([]Run, error) {
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = max(1, min(workers, len(jobs)))
-	pts := Points(params)
 	configs := make([]string, len(specs))
 	for i, s := range specs {
 		configs[i] = Fingerprint(s)
@@ -88,10 +87,10 @@ func Execute(params []Param, specs []*scenarios.Spec, jobs []Job, opt Options) (
 				j := jobs[i]
 				m, err := opt.Sim(specs[j.Point], j.Seed)
 				if err != nil {
-					errs[i] = fmt.Errorf("sweep: point %s seed %d: %w", pts[j.Point].Label(params), j.Seed, err)
+					errs[i] = fmt.Errorf("sweep: point %s seed %d: %w", labels[j.Point], j.Seed, err)
 					failed.Store(true)
 				} else {
-					out[i] = Run{Point: pts[j.Point].Label(params), Config: configs[j.Point], Seed: j.Seed, Metrics: m}
+					out[i] = Run{Point: labels[j.Point], Config: configs[j.Point], Seed: j.Seed, Metrics: m}
 				}
 				done <- i
 			}
@@ -147,7 +146,11 @@ func Do(plan Plan, prev *Report, i, n int, opt Options) (*Report, int, error) {
 		have = prev.Runs
 	}
 	todo := Missing(jobs, configs, have)
-	runs, err := Execute(plan.Params, specs, todo, opt)
+	var labels []string
+	for _, pt := range plan.Points() {
+		labels = append(labels, pt.Label(plan.Params))
+	}
+	runs, err := Execute(labels, specs, todo, opt)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"os"
 	"reflect"
@@ -286,5 +287,40 @@ func TestHuman(t *testing.T) {
 		if got := Human(tt.v); got != tt.want {
 			t.Errorf("Human(%g) = %q, want %q", tt.v, got, tt.want)
 		}
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// TestTableGolden pins the text and CSV layout of a sweep table on the
+// fake simulator's figures (independent of the models' costs).
+func TestTableGolden(t *testing.T) {
+	p := testPlan()
+	p.Sets = []string{"noise.cost_cv=0.05"}
+	r, _, err := Do(p, nil, 0, 0, Options{Workers: 2, Sim: fakeSim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := r.WriteText(&b, r.Columns(DefaultColumns)); err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString("\n")
+	if err := r.WriteCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	const path = "testdata/table.golden"
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b.Bytes(), want) {
+		t.Errorf("table differs from %s (go test -update rewrites it):\n%s", path, b.String())
 	}
 }

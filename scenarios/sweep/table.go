@@ -87,14 +87,23 @@ func cell(st map[string]Stat, name string) string {
 	if !ok {
 		return "-"
 	}
-	v := Human(s.Center)
+	if ci := FormatCI(s); ci != "" {
+		return Human(s.Center) + " " + ci
+	}
+	return Human(s.Center)
+}
+
+// FormatCI formats the half-width of a Stat's 95% confidence interval in
+// % of its centre, "±1.6%"; "±?" when the interval is undefined although
+// there are several values, and "" for a single value.
+func FormatCI(s Stat) string {
 	if s.Low == nil || s.High == nil {
 		if len(s.Values) <= 1 {
-			return v
+			return ""
 		}
-		return v + " ±?"
+		return "±?"
 	}
-	return v + " ±" + pct((*s.High-*s.Low)/2, s.Center)
+	return "±" + pct((*s.High-*s.Low)/2, s.Center)
 }
 
 func pct(half, center float64) string {
