@@ -43,7 +43,12 @@ type Softnet struct {
 	hz    int
 	jiffy sim.Time
 
-	list []*NAPI
+	// list is sd->poll_list; during an invocation, local is net_rx_action's
+	// private list (spliced from list at the start) and repoll holds the
+	// NAPIs that used their full weight. New schedules go to list.
+	list   []*NAPI
+	local  []*NAPI
+	repoll []*NAPI
 
 	// current net_rx_action invocation
 	inAction   bool
@@ -108,6 +113,11 @@ func (s *Softnet) Jiffy() sim.Time { return s.jiffy }
 
 func (s *Softnet) jiffyStart(t sim.Time) sim.Time { return t - t%s.jiffy }
 
+// maxSoftirqJiffies is MAX_SOFTIRQ_TIME = msecs_to_jiffies(2) (rounded up).
+func (s *Softnet) maxSoftirqJiffies() int64 {
+	return int64((MaxSoftirqTimeMS*s.hz + 999) / 1000)
+}
+
 // AddEndHook registers work done at the end of every net_rx_action (and
 // after each threaded NAPI poll): net_rps_action_and_irq_enable sends RPS
 // IPIs there.
@@ -138,16 +148,40 @@ func (s *Softnet) add(n *NAPI) {
 }
 
 func (s *Softnet) pop() *NAPI {
-	n := s.list[0]
-	copy(s.list, s.list[1:])
-	s.list = s.list[:len(s.list)-1]
+	n := s.local[0]
+	copy(s.local, s.local[1:])
+	s.local = s.local[:len(s.local)-1]
 	n.onList = false
 	return n
 }
 
+// splice moves sd->poll_list to the invocation's local list
+// (list_splice_init(&sd->poll_list, &list)).
+func (s *Softnet) splice() {
+	s.local = append(s.local, s.list...)
+	clear(s.list)
+	s.list = s.list[:0]
+}
+
+// more is the top of net_rx_action's loop: poll on while the local list
+// has entries; when it is empty and nothing waits for a repoll, take the
+// NAPIs scheduled meanwhile ("goto start"); otherwise stop. A repolled
+// NAPI is thus polled at most once per invocation (net/core/dev.c since
+// v3.19, kernel-rx-path.md §5.2).
+func (s *Softnet) more() bool {
+	if len(s.local) > 0 {
+		return true
+	}
+	if len(s.repoll) == 0 && len(s.list) > 0 {
+		s.splice()
+		return true
+	}
+	return false
+}
+
 // step runs one unit of net_rx_action: the start of an invocation (with
-// its first poll) or the next poll. It reports whether the invocation
-// continues.
+// its first poll) or the next poll. s.endOfRound reports whether the
+// invocation ended.
 func (s *Softnet) step(w *sim.Work) {
 	if !s.inAction {
 		s.inAction = true
@@ -160,41 +194,45 @@ func (s *Softnet) step(w *sim.Work) {
 		}
 		s.timeLimit = s.Jiffies(w.Now()) + lim
 		w.Add(s.costs.fnRxAction, s.costs.rxAction)
+		s.splice()
 	}
 	s.cur = nil
-	if len(s.list) == 0 {
-		s.endOfRound = true
-		return
-	}
-	n := s.pop()
-	if !n.sched {
-		// Stale entry (completed elsewhere): nothing to do.
-		s.endOfRound = len(s.list) == 0
-		return
-	}
-	work, repoll := n.poll(w)
-	s.budget -= work
-	if repoll {
-		s.list = append(s.list, n)
-		n.onList = true
-	}
-	s.endOfRound = false
-	if s.budget <= 0 || s.Jiffies(w.Now()) >= s.timeLimit {
-		if len(s.list) > 0 {
-			s.TimeSqueeze++
+	s.endOfRound = true
+	if s.more() {
+		n := s.pop()
+		if n.sched {
+			work, repoll := n.poll(w)
+			s.budget -= work
+			if repoll {
+				s.repoll = append(s.repoll, n)
+				n.onList = true
+			}
 		}
-		s.endOfRound = true
-	} else if len(s.list) == 0 {
-		s.endOfRound = true
+		// budget <= 0 || time_after_eq(jiffies, time_limit): time_squeeze++
+		// and break, whether or not anything is left.
+		if s.budget <= 0 || s.Jiffies(w.Now()) >= s.timeLimit {
+			s.TimeSqueeze++
+		} else {
+			s.endOfRound = !s.more()
+		}
 	}
 	if s.endOfRound {
 		s.runEndHooks(w)
 	}
 }
 
-// finish ends an invocation and reports whether NET_RX is raised again.
+// finish ends an invocation: sd->poll_list becomes the rest of the local
+// list, then the NAPIs scheduled meanwhile, then the repolled ones
+// (list_splice_tail_init + list_splice_tail + list_splice); it reports
+// whether NET_RX is raised again.
 func (s *Softnet) finish() bool {
 	s.inAction = false
+	s.local = append(s.local, s.list...)
+	s.local = append(s.local, s.repoll...)
+	clear(s.repoll)
+	s.repoll = s.repoll[:0]
+	clear(s.list)
+	s.list, s.local = s.local, s.list[:0]
 	return len(s.list) > 0
 }
 
@@ -242,7 +280,9 @@ func (t *softirqTask) Done(now sim.Time) bool {
 	// MAX_SOFTIRQ_RESTART and no woken thread waits to run (need_resched).
 	s.restarts++
 	needResched := s.cpu.LastWake() > s.wakeAtDo && s.cpu.RunnableThreads() > 0
-	if now < s.doStart+MaxSoftirqTimeMS*sim.Millisecond && s.restarts < MaxSoftirqRestart && !needResched {
+	// time_before(jiffies, end), end = jiffies at the start +
+	// MAX_SOFTIRQ_TIME: the window is counted in jiffies, as in the kernel.
+	if s.Jiffies(now) < s.Jiffies(s.doStart)+s.maxSoftirqJiffies() && s.restarts < MaxSoftirqRestart && !needResched {
 		return true
 	}
 	s.doActive = false
