@@ -67,11 +67,13 @@ func writeText(w io.Writer, s *scenarios.Spec, r *host.Result) error {
 			fmt.Fprintf(w, "    %-18s %s%s%s\n", fmt.Sprintf("cpu:%d", i), col(v, "pkt/s"), col(0, "drop/s"), col(0, "error/s"))
 		}
 	}
-	if c := r.Cpumap; c != nil {
-		fmt.Fprintf(w, "  %-20s %s%s%s\n", "enqueue to cpu", col(c.EnqueuePPS, "pkt/s"), col(c.DropPPS, "drop/s"), colF(c.BulkAvg, "bulk-avg"))
-		fmt.Fprintf(w, "  %-20s %s%s%s\n", "kthread total", col(c.KthreadPPS, "pkt/s"), col(r.Drops["cpumap_kmem_alloc"], "drop/s"), col(c.KthreadSchedPerSec, "sched"))
+	if r.Cpumap != nil {
+		writeCpumap(w, s, r)
 	}
 	writeExtras(w, r)
+	if r.Cpumap != nil {
+		writeCpumapCosts(w, s, r)
+	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "offered %s pkt/s; ", groupThousands(int64(math.Round(r.OfferedPPS))))
 	fmt.Fprintf(w, "drops:")
@@ -119,7 +121,7 @@ func writeExtras(w io.Writer, r *host.Result) {
 		fmt.Fprintf(w, "  %-20s %s%s%s\n", "udp", col(u.InDatagrams, "InDatagrams/s"), col(u.NoPorts, "NoPorts/s"), col(u.RcvbufErrors, "RcvbufErr/s"))
 	}
 	if l := r.LatencyUS; l != nil {
-		fmt.Fprintf(w, "  %-20s p50 %.1f us  p90 %.1f us  p99 %.1f us  mean %.1f us\n", "socket latency", l.P50, l.P90, l.P99, l.Mean)
+		fmt.Fprintf(w, "  %-20s p50 %.1f us  p90 %.1f us  p99 %.1f us  mean %.1f us (wire arrival to recvmsg return; nearest-rank percentiles)\n", "socket latency", l.P50, l.P90, l.P99, l.Mean)
 	}
 }
 

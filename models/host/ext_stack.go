@@ -140,6 +140,7 @@ func (c *CpumapExt) Report(r *Result, secs float64) {
 		d.EnqueueDrops += a.EnqueueDrops - b.EnqueueDrops
 		d.EnqueueEvents += a.EnqueueEvents - b.EnqueueEvents
 		d.Processed += a.Processed - b.Processed
+		d.Iterations += a.Iterations - b.Iterations
 		d.Sched += a.Sched - b.Sched
 		d.Pass += a.Pass - b.Pass
 		d.Drop += a.Drop - b.Drop
@@ -157,8 +158,17 @@ func (c *CpumapExt) Report(r *Result, secs float64) {
 	}
 	res.KthreadPPS, res.KthreadSchedPerSec = f(d.Processed), f(d.Sched)
 	res.XDPPassPPS, res.XDPDropPPS, res.XDPRedirectPPS = f(d.Pass), f(d.Drop), f(d.Redirect)
-	if d.Processed > 0 {
-		res.RemoteNSPerPkt = remoteBusy * secs * 1e9 / float64(d.Processed)
+	if d.Iterations > 0 {
+		res.KthreadBatchAvg = float64(d.Processed) / float64(d.Iterations)
+	}
+	// Frames the remote CPUs work on: dequeued from the rings, or in
+	// backlog mode handed to their backlogs.
+	remotePkts := d.Processed
+	if c.Map.Config().Delivery == cpumap.Backlog {
+		remotePkts = d.Enqueued
+	}
+	if remotePkts > 0 {
+		res.RemoteNSPerPkt = remoteBusy * secs * 1e9 / float64(remotePkts)
 	}
 	for _, q := range c.h.Queues {
 		cpu := q.NAPI.Softnet().CPU().ID
@@ -176,19 +186,20 @@ func (c *CpumapExt) Report(r *Result, secs float64) {
 // saturated is the busy fraction above which a CPU counts as saturated.
 const saturated = 0.97
 
-// limit names the side that limits throughput: "remote" when the remote
-// CPU is saturated and the ring overflows, "rx" when the RX CPU is
-// saturated (the NIC ring overflows), "none" when neither is.
+// limit names the side that limits delivery: "remote" when a remote CPU is
+// saturated and its ring overflows (enqueue drops) while its cost per
+// packet is the larger one; "rx" when the RX CPU is saturated and is the
+// slower side; "none" when neither CPU is saturated.
 func limit(c *CpumapResult, r *Result) string {
-	remote := c.RemoteBusy >= saturated && c.DropPPS > 0
-	rx := c.RxBusy >= saturated && r.Drops[pkt.RxMissed.String()] > 0
+	remote := c.RemoteBusy >= saturated && (c.DropPPS > 0 || r.Drops[pkt.Backlog.String()] > 0)
+	rx := c.RxBusy >= saturated
 	switch {
-	case remote && rx:
-		return "rx+remote"
-	case remote:
+	case remote && (!rx || c.RemoteNSPerPkt > c.RxNSPerPkt):
 		return "remote"
 	case rx:
 		return "rx"
+	case remote:
+		return "remote"
 	}
 	return "none"
 }

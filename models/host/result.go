@@ -66,7 +66,11 @@ type CpumapResult struct {
 	RemoteBusy     float64 `json:"remote_busy"`
 	RxNSPerPkt     float64 `json:"rx_ns_per_pkt"`
 	RemoteNSPerPkt float64 `json:"remote_ns_per_pkt"`
-	// Limit is the saturated side: rx, remote, rx+remote or none.
+	// KthreadBatchAvg is frames per kthread (or NAPI) iteration: the list
+	// length of list delivery.
+	KthreadBatchAvg float64 `json:"kthread_batch_avg"`
+	// Limit is the side that limits delivery: remote (saturated, ring
+	// overflowing), rx (the RX CPU saturated first), or none.
 	Limit string `json:"limit"`
 }
 
