@@ -8,5 +8,6 @@ func extraCommands() map[string]command {
 		"sweep":   {"run a scenario over a grid of settings and seeds", cmdSweep},
 		"merge":   {"combine partial sweep results (shards) into one", cmdMerge},
 		"compare": {"A/B comparison over replications, benchstat style", cmdCompare},
+		"profile": {"per-kernel-function share of CPU time; --diff A B like perf diff", cmdProfile},
 	}
 }
