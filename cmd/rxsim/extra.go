@@ -5,9 +5,10 @@ package main
 // adds its entry here.
 func extraCommands() map[string]command {
 	return map[string]command{
-		"sweep":   {"run a scenario over a grid of settings and seeds", cmdSweep},
-		"merge":   {"combine partial sweep results (shards) into one", cmdMerge},
-		"compare": {"A/B comparison over replications, benchstat style", cmdCompare},
-		"profile": {"per-kernel-function share of CPU time; --diff A B like perf diff", cmdProfile},
+		"calibrate": {"fit the cost profile to saved validate measurements and report the held-out error", cmdCalibrate},
+		"sweep":     {"run a scenario over a grid of settings and seeds", cmdSweep},
+		"merge":     {"combine partial sweep results (shards) into one", cmdMerge},
+		"compare":   {"A/B comparison over replications, benchstat style", cmdCompare},
+		"profile":   {"per-kernel-function share of CPU time; --diff A B like perf diff", cmdProfile},
 	}
 }

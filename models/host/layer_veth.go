@@ -3,6 +3,10 @@ package host
 import (
 	"fmt"
 
+	"github.com/rxsim/rxsim/models/backlog"
+	"github.com/rxsim/rxsim/models/pkt"
+	"github.com/rxsim/rxsim/models/stack"
+
 	"github.com/rxsim/rxsim/models/napi"
 	"github.com/rxsim/rxsim/models/nic"
 	"github.com/rxsim/rxsim/models/traffic"
@@ -47,6 +51,9 @@ func VethLayer(h *Host) error {
 	th := h.CPUs[gcpu].NewThread("gen/"+kind.String(), "app", g)
 	v := &VethExt{h: h, RQ: rq, Gen: g, Thread: th}
 	h.Ext = append(h.Ext, v)
+	if err := h.vethStack(rq, rxcpu); err != nil {
+		return err
+	}
 	h.CPUs[gcpu].Wake(th)
 	return nil
 }
@@ -143,3 +150,58 @@ func (v *VethExt) Report(r *Result, secs float64) {
 		"generator_cpu":      v.h.Spec.Traffic.GenCPU,
 	}
 }
+
+// vethStack builds the path above veth_poll as StackLayer does for NIC
+// queues: the stack with UDP, its sockets and readers, the backlogs, the
+// receiving device's GRO node (veth skbs need no build_skb: socket skbs
+// exist, and XDP_PASS frames are built by veth_xdp_rcv_bulk_skb), and the
+// cpumap for redirect-cpu.
+func (h *Host) vethStack(rq *nic.VethRQ, rxcpu int) error {
+	s := h.Spec
+	sc, err := h.stackCosts()
+	if err != nil {
+		return err
+	}
+	bc, err := h.backlogCosts()
+	if err != nil {
+		return err
+	}
+	gc, err := h.groCosts()
+	if err != nil {
+		return err
+	}
+	x := &StackExt{h: h}
+	x.Stack = stack.New(sc, h.Funcs, h.Softnet, &h.Ledger, h.release)
+	x.UDP = stack.NewUDP(x.Stack, h.Funcs)
+	x.Backlog = backlog.New(backlog.Config{MaxBacklog: s.Backlog.MaxBacklog, DevWeight: s.Backlog.DevWeight,
+		RPSCPUs: s.Backlog.RPSCPUs, Threads: s.Backlog.Threads}, bc, h.Funcs, h.Softnet, x.Stack, &h.Ledger,
+		backlog.Releaser(h.release))
+	if x.Backlog.RPS() {
+		x.Stack.RPS = x.Backlog
+	}
+	h.buildSockets(x)
+	jiffy := sim.Second / sim.Time(s.Kernel.HZ)
+	d := stack.NewDriverRx(x.Stack, rxcpu, h.groConfig(), gc, h.Funcs)
+	rq.Stack = vethGRO{d}
+	rq.NAPI.GRO = &stack.NAPIGRO{E: d.GRO, Jiffy: jiffy}
+	x.Drivers = append(x.Drivers, d)
+	h.Ext = append(h.Ext, x)
+	if s.XDP.Program != "redirect-cpu" {
+		return nil
+	}
+	if err := h.buildCpumap(x, gc, jiffy); err != nil {
+		return err
+	}
+	if m, ok := h.Ext[len(h.Ext)-1].(*CpumapExt); ok {
+		rq.Hook.Redir = m.Map
+	}
+	return nil
+}
+
+// vethGRO is napi_gro_receive for veth skbs (no driver skb build).
+type vethGRO struct{ d *stack.DriverRx }
+
+var _ xdp.Stack = vethGRO{}
+
+// Receive implements xdp.Stack.
+func (g vethGRO) Receive(w *sim.Work, p pkt.Packet) { g.d.GRO.Receive(w, p) }

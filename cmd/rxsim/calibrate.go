@@ -1,0 +1,134 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rxsim/rxsim/validate"
+	"github.com/rxsim/rxsim/validate/calibrate"
+)
+
+// defaultMeasurements is where validate's committed measurement set lives.
+const defaultMeasurements = "validate/testdata/measurements/*.json"
+
+func cmdCalibrate(stdout, stderr io.Writer, args []string) error {
+	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var files multiFlag
+	fs.Var(&files, "measurements", "measurement file written by rxsim validate --save (repeatable, globs allowed; default "+defaultMeasurements+")")
+	holdout := fs.String("holdout", "", "comma-separated targets (config/generator) left out of the fit")
+	out := fs.String("out", "", "write the calibrated cost profile here (e.g. hw/profiles/cpu/fc-epyc-2vcpu.toml)")
+	evals := fs.Int("evals", 400, "maximum objective evaluations")
+	stages := fs.String("stages", "", "comma-separated stages to consider (default: all on the path)")
+	progress := fs.Bool("progress", false, "print fit progress to stderr")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: rxsim calibrate [--measurements FILE]... [--holdout a,b,...] [--out hw/profiles/cpu/NAME.toml]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(reorder(args)); err != nil {
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("calibrate: unexpected argument %q", fs.Arg(0))
+	}
+	if len(files) == 0 {
+		files = multiFlag{defaultMeasurements}
+	}
+	paths, err := calibExpand(files)
+	if err != nil {
+		return err
+	}
+	var sets []*validate.MeasurementSet
+	for _, p := range paths {
+		s, err := validate.LoadMeasurements(p)
+		if err != nil {
+			return err
+		}
+		sets = append(sets, s)
+	}
+	targets := calibrate.Targets(sets)
+	o := calibrate.Options{Targets: targets, Holdout: map[string]bool{}, MaxEvals: *evals}
+	known := map[string]bool{}
+	for _, t := range targets {
+		known[t.Name] = true
+	}
+	for _, h := range calibList(*holdout) {
+		if !known[h] {
+			return usagef("calibrate: --holdout %s: no such target in the measurements", h)
+		}
+		o.Holdout[h] = true
+	}
+	o.Stages = calibList(*stages)
+	if *progress {
+		o.Log = func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }
+	}
+	t0 := time.Now()
+	rep, err := calibrate.Run(o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "rxsim calibrate: %d targets from %s; base profile %s\n", len(targets), strings.Join(paths, ", "), rep.Profile.Name)
+	calibrate.WriteTable(stdout, rep)
+	fmt.Fprintf(stdout, "wall time %.1fs\n", time.Since(t0).Seconds())
+	if *out == "" {
+		return nil
+	}
+	m := calibrate.Meta{Date: time.Now().UTC().Format("2006-01-02"), Machine: calibMachine(sets), Files: paths}
+	cp := calibrate.Calibrated(rep, m)
+	hdr := fmt.Sprintf("Calibrated by rxsim calibrate on %s from %s (machine: %s).\n%s",
+		m.Date, strings.Join(paths, ", "), m.Machine, calibDescNote(cp.Description))
+	if err := calibrate.WriteProfile(*out, cp, hdr); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", *out)
+	return nil
+}
+
+func calibDescNote(d string) string { return "Profile: " + d }
+
+// machineName describes the machine of the measurement sets.
+func calibMachine(sets []*validate.MeasurementSet) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range sets {
+		m := s.Machine
+		n := fmt.Sprintf("%s, %d cores, kernel %s", m.CPUModel, m.Cores, m.Kernel)
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "; ")
+}
+
+func calibExpand(pats []string) ([]string, error) {
+	var out []string
+	for _, p := range pats {
+		m, err := filepath.Glob(p)
+		if err != nil {
+			return nil, usagef("calibrate: --measurements %s: %v", p, err)
+		}
+		if len(m) == 0 {
+			return nil, usagef("calibrate: --measurements %s: no such file", p)
+		}
+		sort.Strings(m)
+		out = append(out, m...)
+	}
+	return out, nil
+}
+
+func calibList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
