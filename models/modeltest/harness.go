@@ -35,6 +35,8 @@ type Harness struct {
 	Led     pkt.Ledger
 	Queues  []*nic.Queue
 	Feeds   []*Feed
+	// ITRs are the queues' interrupt moderation states, by queue.
+	ITRs []*nic.ITR
 }
 
 // New returns a harness with cfg.CPUs CPUs (at least 1) and no noise.
@@ -104,6 +106,7 @@ func (h *Harness) AddQueue(qc QueueConfig) *nic.Queue {
 	}
 	h.Queues = append(h.Queues, q)
 	h.Feeds = append(h.Feeds, f)
+	h.ITRs = append(h.ITRs, itr)
 	return q
 }
 
