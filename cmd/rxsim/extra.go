@@ -10,5 +10,6 @@ func extraCommands() map[string]command {
 		"merge":     {"combine partial sweep results (shards) into one", cmdMerge},
 		"compare":   {"A/B comparison over replications, benchstat style", cmdCompare},
 		"profile":   {"per-kernel-function share of CPU time; --diff A B like perf diff", cmdProfile},
+		"plot":      {"draw a sweep or compare result (SVG, PNG, PDF)", cmdPlot},
 	}
 }

@@ -209,6 +209,11 @@ func (r *Report) Save(path string) error {
 	if err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return fmt.Errorf("sweep: %w", err)
+	}
 	if err := r.WriteJSON(f); err != nil {
 		f.Close()
 		os.Remove(f.Name())

@@ -139,21 +139,33 @@ func Human(v float64) string {
 	case a >= 1e4:
 		v, suffix = v/1e3, "k"
 	}
-	a = math.Abs(v)
 	prec := 3
-	switch {
-	case a == 0:
-		prec = 0
-	case a >= 1000:
-		prec = 0
-	case a >= 100:
-		prec = 1
-	case a >= 10:
-		prec = 2
-	case a < 1:
+	for _, lim := range []float64{10, 100, 1000} {
+		if math.Abs(v) < lim {
+			break
+		}
+		prec--
+	}
+	if math.Abs(v) < 1 {
 		prec = 4
 	}
-	return strconv.FormatFloat(v, 'f', prec, 64) + suffix
+	if v == 0 {
+		prec = 0
+	}
+	out := strconv.FormatFloat(v, 'f', max(prec, 0), 64)
+	// Rounding can reach the next decade (99.999 -> "100.00"): drop a digit.
+	if r, _ := strconv.ParseFloat(out, 64); prec > 0 && math.Abs(v) >= 1 && digitsBefore(r) > digitsBefore(v) {
+		out = strconv.FormatFloat(v, 'f', prec-1, 64)
+	}
+	return out + suffix
+}
+
+func digitsBefore(v float64) int {
+	n := 1
+	for a := math.Abs(v); a >= 10; a /= 10 {
+		n++
+	}
+	return n
 }
 
 // WriteCSV writes one row per point of a complete Report: the index, the
