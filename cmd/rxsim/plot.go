@@ -377,4 +377,3 @@ func plotCompare(d *compareDoc, ps plotSpec) (plots.Chart, error) {
 	}
 	return nil, usagef("plot: a compare result draws --kind box or cdf, not %q", ps.Kind)
 }
-
