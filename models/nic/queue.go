@@ -32,13 +32,13 @@ type QueueConfig struct {
 
 // Queue is one RX queue: ring, vector, NAPI and XDP hook.
 type Queue struct {
-	cfg   QueueConfig
-	Ring  *RxRing
-	NAPI  *napi.NAPI
-	Hook  *xdp.Hook
-	cpu   *sim.CPU
-	eng   *sim.Engine
-	costs Costs
+	cfg                           QueueConfig
+	Ring                          *RxRing
+	NAPI                          *napi.NAPI
+	Hook                          *xdp.Hook
+	cpu                           *sim.CPU
+	eng                           *sim.Engine
+	costs                         Costs
 	fnIRQ, fnRx, fnRefill, fnPage sim.FuncID
 	cIRQ, cRxCall, cRxPkt         sim.Time
 	cRefCall, cRefPkt, cPage      sim.Time
