@@ -171,7 +171,8 @@ type Entry struct {
 	GRO        *gro.Engine
 	frames     []pkt.Packet
 	lastScheds uint64
-	packets    int // since the last GRO flush
+	ran        bool // the consumer has run (it starts asleep: the first iteration counts sched)
+	packets    int  // since the last GRO flush
 
 	Stats EntryStats
 }

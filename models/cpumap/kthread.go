@@ -27,8 +27,8 @@ func (k *kthread) Run(now sim.Time, w *sim.Work) {
 	m := e.m
 	// sched: the thread slept or was switched out since the last
 	// iteration (schedule() on an empty ring, or cond_resched()).
-	sched := e.Thread.Scheds != e.lastScheds
-	e.lastScheds = e.Thread.Scheds
+	sched := e.Thread.Scheds != e.lastScheds || !e.ran
+	e.lastScheds, e.ran = e.Thread.Scheds, true
 	n := e.Ring.ConsumeBatched(e.frames)
 	w.Add(m.fnKthread, m.cKCall+sim.Time(n)*m.cKPkt)
 	e.Stats.Iterations++
@@ -125,9 +125,9 @@ func (e *Entry) DeliverList(w *sim.Work, skbs []pkt.Packet) { e.m.recv.ReceiveLi
 func (e *Entry) Poll(n *napi.NAPI, w *sim.Work, budget int) int {
 	m := e.m
 	th := n.Thread()
-	sched := th != nil && th.Scheds != e.lastScheds
+	sched := th != nil && (th.Scheds != e.lastScheds || !e.ran)
 	if th != nil {
-		e.lastScheds = th.Scheds
+		e.lastScheds, e.ran = th.Scheds, true
 	}
 	work := 0
 	for work < budget && !e.Ring.Empty() {
