@@ -119,6 +119,8 @@ func (h *Host) buildTraffic() error {
 	t := h.Spec.Traffic
 	switch t.Kind {
 	case "pktgen", "udp":
+	case "tcp_stream", "tcp_rr":
+		return h.buildTCPTraffic() // layer_tcp.go; TCPLayer builds the rest
 	default:
 		return fmt.Errorf("host: traffic.kind %q is not built by the first path (needs the TCP layer)", t.Kind)
 	}

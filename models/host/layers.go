@@ -4,5 +4,5 @@ package host
 // XDP), in order. Each later model (stack, backlog, cpumap, GRO, TCP) adds
 // its Builder here.
 func Layers() []Builder {
-	return []Builder{VethLayer, StackLayer}
+	return []Builder{VethLayer, StackLayer, TCPLayer}
 }

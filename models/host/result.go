@@ -42,6 +42,56 @@ type Ext struct {
 	UDP       *UDPResult     `json:"udp,omitempty"`
 	LatencyUS *Latency       `json:"latency_us,omitempty"`
 	Extra     map[string]any `json:"extra,omitempty"`
+	// GoodputGbps is TCP payload read by the applications (netperf
+	// TCP_STREAM's throughput), TransactionsPerSec completed TCP_RR
+	// transactions; LatencyUS is then per transaction (netperf's
+	// P50/P90/P99_LATENCY). AcksPerSec counts the host's pure ACKs.
+	GoodputGbps        float64 `json:"goodput_gbps,omitempty"`
+	TransactionsPerSec float64 `json:"transactions_per_sec,omitempty"`
+	AcksPerSec         float64 `json:"acks_per_sec,omitempty"`
+	// CPUTotalPercent is busy time summed over all CPUs (netperf -c, as a
+	// sum: 100 is one CPU's worth).
+	CPUTotalPercent float64    `json:"cpu_total_percent,omitempty"`
+	TCP             *TCPResult `json:"tcp,omitempty"`
+	GRO             *GROResult `json:"gro,omitempty"`
+}
+
+// TCPResult is the TCP layer's detail (rates per second).
+type TCPResult struct {
+	SegmentsPerSec float64 `json:"segments_per_sec"`
+	SkbsPerSec     float64 `json:"skbs_per_sec"`
+	// SegsPerSkb is segments per skb reaching tcp_v4_rcv.
+	SegsPerSkb float64 `json:"segs_per_skb"`
+	// Acks by where they were sent from.
+	AcksSoftirq    float64 `json:"acks_softirq_per_sec"`
+	AcksApp        float64 `json:"acks_app_per_sec"`
+	AcksDelack     float64 `json:"acks_delack_per_sec"`
+	DupAcks        float64 `json:"dup_acks_per_sec"`
+	SegsPerAck     float64 `json:"segs_per_ack"`
+	ReadsPerSec    float64 `json:"reads_per_sec"`
+	WakeupsPerSec  float64 `json:"wakeups_per_sec"`
+	OfoDrops       float64 `json:"ofo_drops_per_sec"`
+	RcvbufDrops    float64 `json:"rcvbuf_drops_per_sec"`
+	Retransmits    float64 `json:"retransmits_per_sec"`
+	RTOs           uint64  `json:"rtos"`
+	// ServiceDemand is CPU time summed over CPUs per unit of work, netperf
+	// style: us per KB for a stream, us per transaction for TCP_RR.
+	ServiceDemand     float64 `json:"service_demand"`
+	ServiceDemandUnit string  `json:"service_demand_unit"`
+}
+
+// GROResult sums the GRO nodes' counters over the measured interval.
+type GROResult struct {
+	// MergedPerSuperSkb is segments per completed held skb.
+	MergedPerSuperSkb float64 `json:"merged_per_super_skb"`
+	// SegsPerSkb is segments per skb delivered by gro_normal_list
+	// (GRO_NORMAL skbs included).
+	SegsPerSkb float64 `json:"segs_per_skb"`
+	// Flushes counts completed held skbs by flush reason.
+	Flushes      map[string]uint64 `json:"flushes"`
+	ListsPerSec  float64           `json:"lists_per_sec"`
+	SkbsPerList  float64           `json:"skbs_per_list"`
+	NormalPerSec float64           `json:"normal_per_sec"`
 }
 
 // CpumapResult is xdp-bench's cpumap section.

@@ -18,6 +18,7 @@ const (
 	UDPNoPorts                    // no socket listening (UdpNoPorts)
 	VethRingFull                  // veth ptr_ring full (peer's tx_dropped)
 	TCPOutOfWindow                // TCP segment beyond the advertised window
+	TCPOfo                        // TCP segment out of order, discarded (the model keeps no out-of-order queue)
 	NumReasons
 )
 
@@ -25,6 +26,7 @@ var reasonNames = [NumReasons]string{
 	"rx_missed", "nic_cap", "xdp_drop", "xdp_aborted", "xdp_tx_err",
 	"cpumap_enqueue", "cpumap_prog_drop", "cpumap_kmem_alloc", "backlog",
 	"rcvbuf", "udp_noports", "veth_ring_full", "tcp_out_of_window",
+	"tcp_ofo",
 }
 
 // String returns the reason's report name.

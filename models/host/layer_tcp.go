@@ -1,0 +1,158 @@
+package host
+
+import (
+	"fmt"
+
+	"github.com/rxsim/rxsim/models/gro"
+		"github.com/rxsim/rxsim/models/stack"
+	"github.com/rxsim/rxsim/models/traffic"
+	"github.com/rxsim/rxsim/sim"
+)
+
+// buildTCPTraffic is buildTraffic for traffic.kind tcp_stream and tcp_rr:
+// the wire towards the host, whose push feed the NIC reads. The senders
+// and the receive side are built by TCPLayer once the NIC exists.
+func (h *Host) buildTCPTraffic() error {
+	t := h.Spec.Traffic
+	nic := h.Profile.NIC
+	n := t.Streams
+	if t.Kind == "tcp_rr" {
+		n = t.Flows
+	}
+	// Room for every flow's window in flight before the queue grows.
+	capacity := n*(h.Spec.Stack.Rcvbuf/2048+2) + 64
+	w := traffic.NewWire(nic.LineRateGbps.V, int(nic.WireOverhead.V), sim.Time(t.WireDelay.Nanoseconds()), min(capacity, 1<<20))
+	h.Source = w
+	if t.Kind == "tcp_stream" {
+		h.OfferedPPS = traffic.LinePPS(t.MSS+traffic.TCPFrameOverhead, int(nic.WireOverhead.V), nic.LineRateGbps.V)
+	}
+	return nil
+}
+
+// TCPExt is the TCP layer of a host: the remote senders, the host's TCP
+// receive side and the GRO nodes of the queues it built.
+type TCPExt struct {
+	h      *Host
+	Wire   *traffic.Wire
+	Rev    *traffic.Link
+	Stream *traffic.TCPStream
+	RR     *traffic.TCPRR
+	TCP    *stack.TCP
+	Stack  *stack.Stack
+	// GRO are the GRO nodes whose counters the report sums (the NAPI GRO
+	// nodes of the RX queues, and any registered with AddGRO).
+	GRO  []*gro.Engine
+	Hist stack.Histogram
+
+	snap tcpSnap
+}
+
+var _ Extension = (*TCPExt)(nil)
+
+// TCPLayer builds the TCP traffic's remote senders and the host's TCP
+// receive side: tcp_v4_rcv registered in the host's stack, one socket and
+// reading thread per flow. The stack layer must have run: it owns the
+// XDP_PASS path (build_skb, the NAPI GRO nodes) and the cpumap. For other
+// traffic it does nothing.
+func TCPLayer(h *Host) error {
+	w, ok := h.Source.(*traffic.Wire)
+	if !ok {
+		return nil
+	}
+	s := h.Spec
+	x := &TCPExt{h: h, Wire: w, Rev: traffic.NewLink(h.Profile.NIC.LineRateGbps.V, int(h.Profile.NIC.WireOverhead.V), sim.Time(s.Traffic.WireDelay.Nanoseconds()))}
+	x.Stack = h.IPStack()
+	if x.Stack == nil {
+		return fmt.Errorf("host: traffic.kind %s needs the stack layer (StackLayer before TCPLayer)", s.Traffic.Kind)
+	}
+	x.collectGRO()
+	if err := x.buildTCP(); err != nil {
+		return err
+	}
+	w.OnPush = func(hash uint32) { h.Queues[h.Demux.QueueOf(hash)].Kick() }
+	h.Ext = append(h.Ext, x)
+	if x.Stream != nil {
+		x.Stream.Start()
+	} else {
+		x.RR.Start()
+	}
+	return nil
+}
+
+// AddGRO registers a GRO node (e.g. a cpumap entry's) for the gro report.
+func (x *TCPExt) AddGRO(e *gro.Engine) { x.GRO = append(x.GRO, e) }
+
+// collectGRO finds the NAPI GRO nodes of the RX queues.
+func (x *TCPExt) collectGRO() {
+	for _, q := range x.h.Queues {
+		if g, ok := q.NAPI.GRO.(*stack.NAPIGRO); ok {
+			x.GRO = append(x.GRO, g.E)
+		}
+	}
+}
+
+func (h *Host) tcpCosts() stack.TCPCosts {
+	return stack.TCPCosts{
+		RcvSkb: h.Cost("tcp_v4_rcv").Call, RcvSeg: h.Cost("tcp_v4_rcv").Pkt,
+		SendAck:  h.Cost("tcp_send_ack").Call,
+		RecvCall: h.Cost("tcp_recvmsg").Call, RecvSkb: h.Cost("tcp_recvmsg").Pkt,
+		CopyByte: h.Cost("_copy_to_iter").Byte,
+		SendCall: h.Cost("tcp_sendmsg").Call, SendByte: h.Cost("tcp_sendmsg").Byte,
+		Wake: h.Cost("sock_def_readable").Call,
+	}
+}
+
+// buildTCP builds the senders, tcp_v4_rcv and the sockets with their
+// application threads.
+func (x *TCPExt) buildTCP() error {
+	h := x.h
+	s := h.Spec
+	t := s.Traffic
+	csum := h.Profile.NIC.Checksum
+	cfg := stack.TCPConfig{Rcvbuf: s.Stack.Rcvbuf, MSS: t.MSS}
+	var flows []uint32
+	var peer stack.TCPPeer
+	if t.Kind == "tcp_rr" {
+		cfg.ReqSize, cfg.RespSize = t.ReqSize, t.RespSize
+		x.RR = traffic.NewTCPRR(traffic.TCPRRConfig{Flows: t.Flows, ReqSize: t.ReqSize, RespSize: t.RespSize, MSS: t.MSS,
+			RemoteDelay: sim.Time(t.RemoteDelay.Nanoseconds()), CsumOK: csum}, x.Wire, x.Rev)
+		warm := sim.Time(s.Warmup.Nanoseconds())
+		x.RR.Record = func(lat, at sim.Time) {
+			if at >= warm {
+				x.Hist.Record(lat)
+			}
+		}
+		flows, peer = x.RR.Flows(), x.RR
+	} else {
+		x.Stream = traffic.NewTCPStream(traffic.TCPStreamConfig{Streams: t.Streams, MSS: t.MSS, TSOBytes: t.TSOBytes,
+			PSH: t.PSH, CsumOK: csum}, x.Wire, x.Rev, h.Eng)
+		flows, peer = x.Stream.Flows(), x.Stream
+	}
+	x.TCP = stack.NewTCP(x.Stack, cfg, h.tcpCosts(), h.Funcs, peer, h.Eng)
+	if x.Stream != nil {
+		x.Stream.SetInitWindow(x.TCP.InitialWindow())
+	}
+	cpus := h.appCPUs()
+	for i, f := range flows {
+		x.TCP.Listen(f, h.CPUs[cpus[i%len(cpus)]])
+	}
+	return nil
+}
+
+// appCPUs returns app.cpus, or by default the first CPU that takes no RX
+// interrupt (CPU 0 if all do).
+func (h *Host) appCPUs() []int {
+	if len(h.Spec.App.CPUs) > 0 {
+		return h.Spec.App.CPUs
+	}
+	irq := map[int]bool{}
+	for _, c := range h.Spec.NIC.IRQAffinity {
+		irq[c] = true
+	}
+	for c := 0; c < h.Spec.CPUs; c++ {
+		if !irq[c] {
+			return []int{c}
+		}
+	}
+	return []int{0}
+}

@@ -1,0 +1,222 @@
+package stack
+
+// TCP receive (tcp_v4_rcv and the socket it queues to), the reading
+// application, and the ACKs the host sends back. Kernel files followed:
+// net/ipv4/tcp_ipv4.c (tcp_v4_rcv, __inet_lookup_established),
+// net/ipv4/tcp_input.c (tcp_rcv_established, tcp_data_queue,
+// tcp_try_rmem_schedule, __tcp_ack_snd_check, tcp_event_data_recv),
+// net/ipv4/tcp.c (tcp_recvmsg, tcp_cleanup_rbuf, tcp_sendmsg),
+// net/ipv4/tcp_output.c (tcp_send_ack, __tcp_select_window,
+// tcp_send_delayed_ack), include/net/tcp.h (TCP_DELACK_MIN).
+//
+// Modelled: per-skb plus per-segment cost of tcp_v4_rcv (a GRO super-skb
+// pays the per-skb part once); in-order queueing to sk_receive_queue with
+// truesize charged to sk_rmem_alloc against sk_rcvbuf; the advertised
+// window as the free receive space scaled by payload/truesize (the
+// scaling_ratio of v6.x); __tcp_ack_snd_check's "more than one full-sized
+// segment unacknowledged and the window does not shrink" rule for an
+// immediate ACK, else a delayed ACK (TCP_DELACK_MIN timer, or the next
+// read's tcp_cleanup_rbuf, or the response that piggybacks it); an
+// immediate duplicate ACK for an out-of-order segment; tcp_recvmsg with a
+// per-call, per-skb and per-byte (_copy_to_iter) cost; the request/response
+// server that answers each complete request with tcp_sendmsg. ACK and
+// response transmission is a CPU cost on the sending context (softirq for
+// ACKs from tcp_v4_rcv, the application for ACKs from tcp_cleanup_rbuf and
+// for responses) and a hand-off to the remote peer at the step's clock.
+//
+// Left out: the out-of-order queue (an out-of-order segment is dropped and
+// the peer goes back to the hole), SACK, the socket backlog while the user
+// holds the socket lock, receive-buffer autotuning (tcp_rcv_space_adjust),
+// quick-ACK mode at connection start, the prequeue/ucopy history, TCP
+// options other than timestamps, memory pressure (tcp_mem), and the TX
+// completion interrupt (its cost is part of the per-ACK cost).
+
+import (
+	"github.com/rxsim/rxsim/models/pkt"
+	"github.com/rxsim/rxsim/sim"
+)
+
+// TCPDelackMin is TCP_DELACK_MIN (include/net/tcp.h: HZ/25 = 40 ms), the
+// delayed-ACK timeout used when nothing else sends the pending ACK.
+const TCPDelackMin = 40 * sim.Millisecond
+
+// TCPPeer is the remote end of the host's TCP connections. The host calls
+// it at the moment a frame leaves (the sending step's clock): Ack for a pure
+// ACK (cumulative ack, advertised window in bytes, sack >= 0 for a
+// duplicate ACK reporting an out-of-order segment of sender round sack), and
+// Data for response data (which carries the ACK).
+type TCPPeer interface {
+	Ack(t sim.Time, flow, ack, wnd uint32, sack int64)
+	Data(t sim.Time, flow, ack uint32, bytes int)
+}
+
+// TCPCosts are the TCP cost items in ns (from the hw cost profile).
+type TCPCosts struct {
+	// RcvSkb and RcvSeg: tcp_v4_rcv through tcp_rcv_established and
+	// tcp_queue_rcv per skb, plus per segment it carries.
+	RcvSkb, RcvSeg float64
+	// SendAck is tcp_send_ack: skb alloc, header build, ip_queue_xmit,
+	// dev_queue_xmit, the driver's transmit and its TX completion.
+	SendAck float64
+	// RecvCall, RecvSkb, CopyByte: tcp_recvmsg per call (syscall, socket
+	// lock, tcp_cleanup_rbuf), per skb consumed (free), and _copy_to_iter
+	// per byte.
+	RecvCall, RecvSkb, CopyByte float64
+	// SendCall, SendByte: tcp_sendmsg of a response per call (including
+	// its transmission) and per byte copied from the user.
+	SendCall, SendByte float64
+	// Wake is sk_data_ready waking a sleeping reader, charged to the waker.
+	Wake float64
+}
+
+// TCPConfig configures the host's TCP receive side.
+type TCPConfig struct {
+	// Rcvbuf is sk_rcvbuf in bytes.
+	Rcvbuf int
+	// MSS is the receiver's rcv_mss.
+	MSS int
+	// SegTruesize is the truesize one received segment charges (its RX
+	// buffer; the skb shell is charged once per skb: SkbTruesize-2048).
+	SegTruesize int
+	// ReadSize is the application's recv() size in bytes.
+	ReadSize int
+	// ReqSize and RespSize make the application a request/response server:
+	// after each ReqSize bytes read it sends RespSize bytes (0 = a sink).
+	ReqSize, RespSize int
+}
+
+// TCPStats are TCP counters (segment counts are wire segments).
+type TCPStats struct {
+	Skbs, Segs, Bytes uint64 // received in order and queued
+	OfoDrops          uint64 // segments dropped out of order
+	RcvbufDrops       uint64 // segments dropped for receive space
+	NoSocket          uint64 // segments for no socket
+	AcksSoftirq       uint64 // ACKs sent from tcp_v4_rcv
+	AcksApp           uint64 // ACKs sent from tcp_cleanup_rbuf (window updates)
+	AcksDelack        uint64 // ACKs sent by the delayed-ACK timer
+	DupAcks           uint64 // duplicate ACKs for out-of-order segments
+	Responses         uint64 // responses sent (piggybacking the ACK)
+	BytesRead         uint64 // payload bytes copied to the application
+	Reads             uint64 // tcp_recvmsg calls that returned data
+	Wakeups           uint64 // sk_data_ready wakeups of a sleeping reader
+}
+
+// Acks returns all ACK-only frames sent.
+func (s *TCPStats) Acks() uint64 { return s.AcksSoftirq + s.AcksApp + s.AcksDelack + s.DupAcks }
+
+// TCP is tcp_v4_rcv with the host's established sockets (one per flow).
+type TCP struct {
+	cfg   TCPConfig
+	costs TCPCosts
+	st    *Stack
+	peer  TCPPeer
+	eng   *sim.Engine
+	socks []*TCPSocket
+	first uint32
+	byID  map[uint32]*TCPSocket // only for flows outside [first, first+len)
+
+	fnRcv, fnAck, fnRecv, fnCopy, fnSend, fnWake sim.FuncID
+	cRcvSkb, cRcvSeg, cAck, cRecvCall, cRecvSkb  sim.Time
+	cSendCall, cWake                             sim.Time
+
+	Stats TCPStats
+}
+
+var _ L4Receiver = (*TCP)(nil)
+
+// NewTCP returns tcp_v4_rcv for st, registered for pkt.TCP, talking to peer.
+func NewTCP(st *Stack, cfg TCPConfig, c TCPCosts, funcs *sim.Funcs, peer TCPPeer, eng *sim.Engine) *TCP {
+	if cfg.SegTruesize <= 0 {
+		cfg.SegTruesize = 2048
+	}
+	if cfg.ReadSize <= 0 {
+		cfg.ReadSize = 128 << 10
+	}
+	t := &TCP{cfg: cfg, costs: c, st: st, peer: peer, eng: eng,
+		fnRcv: funcs.ID("tcp_v4_rcv"), fnAck: funcs.ID("tcp_send_ack"), fnRecv: funcs.ID("tcp_recvmsg"),
+		fnCopy: funcs.ID("_copy_to_iter"), fnSend: funcs.ID("tcp_sendmsg"), fnWake: funcs.ID("sock_def_readable"),
+		cRcvSkb: ns(c.RcvSkb), cRcvSeg: ns(c.RcvSeg), cAck: ns(c.SendAck), cRecvCall: ns(c.RecvCall),
+		cRecvSkb: ns(c.RecvSkb), cSendCall: ns(c.SendCall), cWake: ns(c.Wake),
+	}
+	st.Register(pkt.TCP, t)
+	return t
+}
+
+// Config returns the configuration.
+func (t *TCP) Config() TCPConfig { return t.cfg }
+
+// Sockets returns the sockets in creation order.
+func (t *TCP) Sockets() []*TCPSocket { return t.socks }
+
+// Listen adds the established socket of flow with its reading application
+// thread on cpu. Flows should be numbered contiguously from the first one
+// (the lookup is then an index, as __inet_lookup_established's hash is
+// constant time).
+func (t *TCP) Listen(flow uint32, cpu *sim.CPU) *TCPSocket {
+	sk := newTCPSocket(t, flow)
+	if len(t.socks) == 0 {
+		t.first = flow
+	}
+	if flow != t.first+uint32(len(t.socks)) {
+		if t.byID == nil {
+			t.byID = map[uint32]*TCPSocket{}
+		}
+		t.byID[flow] = sk
+	}
+	t.socks = append(t.socks, sk)
+	sk.app = newTCPApp(sk, cpu)
+	return sk
+}
+
+func (t *TCP) lookup(flow uint32) *TCPSocket {
+	if i := int(flow - t.first); i >= 0 && i < len(t.socks) && t.socks[i].flow == flow {
+		return t.socks[i]
+	}
+	return t.byID[flow]
+}
+
+// Rcv implements L4Receiver: tcp_v4_rcv of one skb (a GRO super-skb
+// included) on cpu.
+func (t *TCP) Rcv(w *sim.Work, cpu int, p pkt.Packet) {
+	segs := p.WireSegs()
+	w.Add(t.fnRcv, t.cRcvSkb+sim.Time(segs)*t.cRcvSeg)
+	sk := t.lookup(p.Flow)
+	if sk == nil {
+		t.Stats.NoSocket += uint64(segs)
+		t.st.Led.Deliver(pkt.ToStack, segs)
+		t.st.Release(p.Queue, segs)
+		return
+	}
+	sk.rcv(w, p)
+}
+
+// sendAck transmits a pure ACK of sk from the step of w.
+func (t *TCP) sendAck(w *sim.Work, sk *TCPSocket, sack int64) {
+	w.Add(t.fnAck, t.cAck)
+	sk.rcvWup = sk.rcvNxt
+	sk.wnd = sk.window()
+	sk.ackPending = false
+	t.peer.Ack(w.Now(), sk.flow, sk.rcvNxt, sk.wnd, sack)
+}
+
+// Queued implements pkt.Queuer: a TCP socket's queue was delivered at
+// enqueue, so TCP holds no undelivered segments.
+func (t *TCP) Queued() int { return 0 }
+
+// SocketBytes returns the payload bytes queued in all sockets.
+func (t *TCP) SocketBytes() uint64 {
+	var n uint64
+	for _, sk := range t.socks {
+		n += uint64(sk.bytes)
+	}
+	return n
+}
+
+// SocketSegs returns the wire segments queued in all sockets.
+func (t *TCP) SocketSegs() uint64 {
+	var n uint64
+	for _, sk := range t.socks {
+		n += uint64(sk.segs)
+	}
+	return n
+}

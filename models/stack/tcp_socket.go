@@ -1,0 +1,400 @@
+package stack
+
+import (
+	"github.com/rxsim/rxsim/models/pkt"
+	"github.com/rxsim/rxsim/sim"
+)
+
+// tcpSkbShell is the truesize of an skb's shell (SKB_DATA_ALIGN(sizeof(struct
+// sk_buff)), see SkbTruesize), charged once per queued skb on top of its
+// segments' buffers.
+const tcpSkbShell = SkbTruesize - 2048
+
+// tcpSkb is one skb on sk_receive_queue.
+type tcpSkb struct {
+	at       sim.Time // when tcp_v4_rcv queued it (the queueing step's clock)
+	end      uint32   // rcv_nxt after it
+	bytes    int32    // payload not yet copied
+	segs     int32
+	truesize int32
+	queue    uint16
+}
+
+// TCPSocket is one established connection's receive side: rcv_nxt,
+// rcv_wup and rcv_wnd, sk_receive_queue with sk_rmem_alloc, and the
+// delayed-ACK state.
+type TCPSocket struct {
+	t    *TCP
+	flow uint32
+
+	rcvNxt, rcvWup uint32
+	wnd            uint32 // rcv_wnd: window advertised at rcv_wup
+	ackPending     bool   // ICSK_ACK_SCHED
+	ackSince       sim.Time
+	delackArmed    bool
+
+	rmem int
+	// stepAt and rmemStep: the softirq step that last queued data, and
+	// sk_rmem_alloc when it began (see ackSndCheck).
+	stepAt   sim.Time
+	rmemStep int
+	q        []tcpSkb
+	head     int
+	n        int
+	bytes    int // payload queued
+	segs     int // wire segments queued
+
+	seenNxt   uint32 // rcv_nxt as far as the reader has read
+	reqGot    int    // request bytes read towards the next response
+	app       *TCPApp
+	sleeping  bool
+	wakeArmed bool
+}
+
+func newTCPSocket(t *TCP, flow uint32) *TCPSocket {
+	sk := &TCPSocket{t: t, flow: flow, q: make([]tcpSkb, 64)}
+	sk.wnd = sk.window()
+	return sk
+}
+
+// Flow returns the socket's flow id.
+func (sk *TCPSocket) Flow() uint32 { return sk.flow }
+
+// RcvNxt returns rcv_nxt (payload bytes received in order).
+func (sk *TCPSocket) RcvNxt() uint32 { return sk.rcvNxt }
+
+// Rmem returns sk_rmem_alloc in bytes.
+func (sk *TCPSocket) Rmem() int { return sk.rmem }
+
+// QueuedBytes returns the payload waiting in the receive queue.
+func (sk *TCPSocket) QueuedBytes() int { return sk.bytes }
+
+// App returns the socket's reading application.
+func (sk *TCPSocket) App() *TCPApp { return sk.app }
+
+// window is __tcp_select_window's free space in payload bytes: the free
+// receive space scaled by payload/truesize of a full-sized segment, rounded
+// down to whole segments (the receiver-side silly window avoidance).
+func (sk *TCPSocket) window() uint32 { return sk.windowAt(sk.rmem) }
+
+func (sk *TCPSocket) windowAt(rmem int) uint32 {
+	c := sk.t.cfg
+	free := c.Rcvbuf - rmem
+	if free <= 0 {
+		return 0
+	}
+	segs := free / (c.SegTruesize + tcpSkbShell)
+	return uint32(segs * c.MSS)
+}
+
+// InitialWindow returns the window of an empty socket (the sender's
+// window before the first ACK).
+func (t *TCP) InitialWindow() uint32 {
+	sk := TCPSocket{t: t}
+	return sk.window()
+}
+
+// remaining is tcp_receive_window: what is left of the advertised window.
+func (sk *TCPSocket) remaining() uint32 {
+	r := int32(sk.rcvWup + sk.wnd - sk.rcvNxt)
+	if r < 0 {
+		return 0
+	}
+	return uint32(r)
+}
+
+// advertise is tcp_select_window: the new window, never shrinking the
+// right edge already advertised.
+func (sk *TCPSocket) advertise() uint32 { return max(sk.window(), sk.remaining()) }
+
+// rcv is tcp_rcv_established / tcp_data_queue for one skb.
+func (sk *TCPSocket) rcv(w *sim.Work, p pkt.Packet) {
+	t := sk.t
+	segs := p.WireSegs()
+	if p.Payload == 0 {
+		t.st.Led.Deliver(pkt.ToStack, segs) // a pure ACK: consumed by tcp_ack
+		t.st.Release(p.Queue, segs)
+		return
+	}
+	if p.Seq != sk.rcvNxt {
+		t.Stats.OfoDrops += uint64(segs)
+		t.st.Led.Drop(pkt.TCPOfo, segs)
+		sk.drop(w, p)
+		return
+	}
+	truesize := segs*t.cfg.SegTruesize + tcpSkbShell
+	if sk.rmem+truesize > t.cfg.Rcvbuf {
+		// tcp_try_rmem_schedule failed (TCPRcvQDrop).
+		t.Stats.RcvbufDrops += uint64(segs)
+		t.st.Led.Drop(pkt.Rcvbuf, segs)
+		sk.drop(w, p)
+		return
+	}
+	if w.Start() != sk.stepAt {
+		sk.stepAt, sk.rmemStep = w.Start(), sk.rmem
+	}
+	sk.enqueue(w.Now(), p, truesize)
+	t.Stats.Skbs++
+	t.Stats.Segs += uint64(segs)
+	t.Stats.Bytes += uint64(p.Payload)
+	t.st.Led.Deliver(pkt.ToSocket, segs)
+	sk.ackSndCheck(w)
+	sk.dataReady(w)
+}
+
+// drop frees a segment that was not queued and sends the immediate
+// duplicate ACK (tcp_data_queue's out-of-window / out-of-order path).
+func (sk *TCPSocket) drop(w *sim.Work, p pkt.Packet) {
+	t := sk.t
+	t.st.Release(p.Queue, p.WireSegs())
+	t.Stats.DupAcks++
+	t.sendAck(w, sk, int64(p.Txn))
+}
+
+func (sk *TCPSocket) enqueue(at sim.Time, p pkt.Packet, truesize int) {
+	if sk.n == len(sk.q) {
+		nq := make([]tcpSkb, 2*len(sk.q))
+		for i := 0; i < sk.n; i++ {
+			nq[i] = sk.q[(sk.head+i)%len(sk.q)]
+		}
+		sk.q, sk.head = nq, 0
+	}
+	i := (sk.head + sk.n) % len(sk.q)
+	sk.rcvNxt += uint32(p.Payload)
+	sk.q[i] = tcpSkb{at: at, end: sk.rcvNxt, bytes: p.Payload, segs: int32(p.WireSegs()), truesize: int32(truesize), queue: p.Queue}
+	sk.n++
+	sk.rmem += truesize
+	sk.bytes += int(p.Payload)
+	sk.segs += p.WireSegs()
+}
+
+// ackSndCheck is __tcp_ack_snd_check: ACK now when more than one
+// full-sized segment is unacknowledged and the window would not shrink;
+// otherwise schedule a delayed ACK. A CPU step is atomic, so the reader's
+// progress while the step runs is not visible to it: the window is judged
+// by the receive queue as it stood when the step began (a reader that keeps
+// up has emptied it; one that falls behind has not).
+func (sk *TCPSocket) ackSndCheck(w *sim.Work) {
+	t := sk.t
+	if sk.rcvNxt-sk.rcvWup > uint32(t.cfg.MSS) && sk.windowAt(sk.rmemStep) >= sk.wnd {
+		t.Stats.AcksSoftirq++
+		t.sendAck(w, sk, -1)
+		return
+	}
+	if !sk.ackPending {
+		sk.ackPending = true
+		sk.ackSince = w.Now()
+	}
+	sk.armDelack(w.Now() + TCPDelackMin)
+}
+
+func (sk *TCPSocket) armDelack(at sim.Time) {
+	if sk.delackArmed || sk.t.eng == nil {
+		return
+	}
+	sk.delackArmed = true
+	sk.t.eng.Schedule(at, (*delackTimer)(sk), 0)
+}
+
+// dataReady is sk_data_ready (sock_def_readable): wake the reader if it
+// sleeps in tcp_recvmsg. The wake-up takes effect at the waker's clock.
+func (sk *TCPSocket) dataReady(w *sim.Work) {
+	if !sk.sleeping || sk.wakeArmed {
+		return
+	}
+	t := sk.t
+	w.Add(t.fnWake, t.cWake)
+	t.Stats.Wakeups++
+	sk.wakeArmed = true
+	if t.eng == nil {
+		sk.wake()
+		return
+	}
+	t.eng.Schedule(w.Now(), (*wakeEvent)(sk), 0)
+}
+
+func (sk *TCPSocket) wake() {
+	sk.wakeArmed = false
+	if sk.sleeping {
+		sk.sleeping = false
+		sk.app.th.CPU().Wake(sk.app.th)
+	}
+}
+
+type wakeEvent TCPSocket
+
+// Fire implements sim.Handler: the reader becomes runnable.
+func (e *wakeEvent) Fire(now sim.Time, _ int64) { (*TCPSocket)(e).wake() }
+
+type delackTimer TCPSocket
+
+// Fire implements sim.Handler: tcp_delack_timer. A pending ACK older than
+// TCPDelackMin is sent from the timer interrupt of the reader's CPU; a
+// younger one re-arms the timer.
+func (d *delackTimer) Fire(now sim.Time, _ int64) {
+	sk := (*TCPSocket)(d)
+	sk.delackArmed = false
+	if !sk.ackPending {
+		return
+	}
+	if due := sk.ackSince + TCPDelackMin; due > now {
+		sk.armDelack(due)
+		return
+	}
+	sk.app.th.CPU().RaiseIRQ((*delackIRQ)(sk))
+}
+
+type delackIRQ TCPSocket
+
+// Run implements sim.Task: the timer sends the pending ACK.
+func (d *delackIRQ) Run(now sim.Time, w *sim.Work) {
+	sk := (*TCPSocket)(d)
+	if sk.ackPending {
+		sk.t.Stats.AcksDelack++
+		sk.t.sendAck(w, sk, -1)
+	}
+}
+
+// Done implements sim.Task.
+func (d *delackIRQ) Done(now sim.Time) bool { return false }
+
+// TCPApp is the application reading one TCP socket (netperf's receiver, or
+// a request/response server): one tcp_recvmsg of up to ReadSize bytes per
+// step, sleeping when the socket is empty.
+type TCPApp struct {
+	sk *TCPSocket
+	th *sim.Thread
+}
+
+var _ sim.Task = (*TCPApp)(nil)
+
+func newTCPApp(sk *TCPSocket, cpu *sim.CPU) *TCPApp {
+	a := &TCPApp{sk: sk}
+	name := "netserver/"
+	a.th = cpu.NewThread(name+itoa(int(sk.flow)), "app", a)
+	sk.sleeping = true
+	return a
+}
+
+// Thread returns the application thread.
+func (a *TCPApp) Thread() *sim.Thread { return a.th }
+
+// Run implements sim.Task: one tcp_recvmsg of what was queued by the
+// step's clock, then the responses it completes and tcp_cleanup_rbuf.
+func (a *TCPApp) Run(now sim.Time, w *sim.Work) {
+	sk := a.sk
+	t := sk.t
+	if sk.n == 0 || sk.q[sk.head].at > w.Now() {
+		return
+	}
+	w.Add(t.fnRecv, t.cRecvCall)
+	copied := 0
+	for sk.n > 0 && copied < t.cfg.ReadSize && sk.q[sk.head].at <= w.Now() {
+		e := &sk.q[sk.head]
+		take := min(int(e.bytes), t.cfg.ReadSize-copied)
+		w.Add(t.fnCopy, ns(t.costs.CopyByte*float64(take)))
+		copied += take
+		e.bytes -= int32(take)
+		sk.seenNxt = e.end
+		if e.bytes == 0 {
+			w.Add(t.fnRecv, t.cRecvSkb)
+			sk.rmem -= int(e.truesize)
+			sk.segs -= int(e.segs)
+			t.st.Release(e.queue, int(e.segs))
+			sk.head = (sk.head + 1) % len(sk.q)
+			sk.n--
+		}
+	}
+	sk.bytes -= copied
+	t.Stats.BytesRead += uint64(copied)
+	t.Stats.Reads++
+	if !a.serve(w, copied) {
+		sk.cleanupRbuf(w, copied)
+	}
+}
+
+// serve answers every complete request read so far (tcp_sendmsg of the
+// response, which carries the pending ACK). It reports whether it sent.
+func (a *TCPApp) serve(w *sim.Work, copied int) bool {
+	sk := a.sk
+	t := sk.t
+	if t.cfg.ReqSize <= 0 {
+		return false
+	}
+	sk.reqGot += copied
+	sent := false
+	for sk.reqGot >= t.cfg.ReqSize {
+		sk.reqGot -= t.cfg.ReqSize
+		w.Add(t.fnSend, t.cSendCall+ns(t.costs.SendByte*float64(t.cfg.RespSize)))
+		ack, wnd := sk.visible(w.Now())
+		sk.rcvWup, sk.wnd, sk.ackPending = ack, wnd, false
+		t.Stats.Responses++
+		t.peer.Data(w.Now(), sk.flow, ack, t.cfg.RespSize)
+		sent = true
+	}
+	return sent
+}
+
+// visible returns rcv_nxt and the window to advertise as of time at in
+// the reader's context: skbs queued by a softirq step whose clock is
+// still ahead of at are not there yet.
+func (sk *TCPSocket) visible(at sim.Time) (ack, wnd uint32) {
+	ack = sk.seenNxt
+	rmem := sk.rmem
+	for i, j := 0, sk.head; i < sk.n; i, j = i+1, (j+1)%len(sk.q) {
+		e := &sk.q[j]
+		if e.at <= at {
+			ack = e.end
+			continue
+		}
+		rmem -= int(e.truesize)
+	}
+	wnd = sk.windowAt(rmem)
+	if r := int32(sk.rcvWup + sk.wnd - ack); r > 0 && uint32(r) > wnd {
+		wnd = uint32(r) // never shrink the advertised right edge
+	}
+	return ack, wnd
+}
+
+// cleanupRbuf is tcp_cleanup_rbuf after copied bytes: send the scheduled
+// ACK if more than one full segment is unacknowledged, or a window update
+// when the window doubled.
+func (sk *TCPSocket) cleanupRbuf(w *sim.Work, copied int) {
+	t := sk.t
+	ack, wnd := sk.visible(w.Now())
+	timeToAck := sk.ackPending && int32(ack-sk.rcvWup) > int32(t.cfg.MSS)
+	if int32(ack-sk.rcvWup) < 0 {
+		return // the softirq already acknowledged beyond what the reader has seen
+	}
+	if copied > 0 && !timeToAck {
+		now := uint32(max(int32(sk.rcvWup+sk.wnd-ack), 0))
+		clamp := uint32(t.cfg.Rcvbuf/(t.cfg.SegTruesize+tcpSkbShell)) * uint32(t.cfg.MSS)
+		if 2*now <= clamp && wnd > 0 && wnd >= 2*now {
+			timeToAck = true
+		}
+	}
+	if !timeToAck {
+		return
+	}
+	t.Stats.AcksApp++
+	w.Add(t.fnAck, t.cAck)
+	sk.rcvWup, sk.wnd = ack, wnd
+	sk.ackPending = sk.rcvNxt != ack // data queued ahead of the reader's clock stays unacknowledged
+	t.peer.Ack(w.Now(), sk.flow, ack, wnd, -1)
+}
+
+// Done implements sim.Task: keep reading while data is queued, else sleep
+// in sk_wait_data.
+// Data queued by a step whose clock is ahead wakes it at that time.
+func (a *TCPApp) Done(now sim.Time) bool {
+	sk := a.sk
+	if sk.n > 0 && sk.q[sk.head].at <= now {
+		return true
+	}
+	sk.sleeping = true
+	if sk.n > 0 && !sk.wakeArmed && sk.t.eng != nil {
+		sk.wakeArmed = true
+		sk.t.eng.Schedule(sk.q[sk.head].at, (*wakeEvent)(sk), 0)
+	}
+	return false
+}

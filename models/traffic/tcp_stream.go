@@ -1,0 +1,207 @@
+package traffic
+
+import (
+	"github.com/rxsim/rxsim/sim"
+)
+
+// TCPRTOMin is TCP_RTO_MIN (include/net/tcp.h: HZ/5 = 200 ms), the
+// retransmission timeout the stream sender uses when a loss leaves it
+// nothing to be told about by the receiver.
+const TCPRTOMin = 200 * sim.Millisecond
+
+// TCPStreamConfig configures netperf TCP_STREAM senders on the remote host.
+type TCPStreamConfig struct {
+	Streams int
+	MSS     int
+	// TSOBytes is the largest burst the sender emits back to back (one TSO
+	// skb of the remote host: 64 KiB by default, gso_max_size).
+	TSOBytes int
+	// PSH sets PSH on the last segment of every TSO burst (what Google's
+	// stack does so receivers know the GRO boundary, kernel-rx-path.md §8.3).
+	PSH bool
+	// CsumOK is what the receiving NIC reports for the checksum.
+	CsumOK bool
+	// FirstFlow numbers the streams' flows FirstFlow, FirstFlow+1, ...
+	FirstFlow uint32
+	// InitWindow is the receiver's window before its first ACK (bytes).
+	InitWindow uint32
+	Start      sim.Time
+}
+
+// tcpSender is one stream's sender state (the remote host's tcp_sock).
+type tcpSender struct {
+	flow, hash     uint32
+	sndUna, sndNxt uint32
+	rwnd           uint32
+	// epoch numbers the go-back-N rounds; segments carry it in Txn.
+	epoch    uint32
+	rtoArmed bool
+	rtoUna   uint32
+}
+
+// TCPStreamStats are the senders' counters.
+type TCPStreamStats struct {
+	Segments    uint64 // segments pushed, retransmissions included
+	Bytes       uint64 // payload bytes pushed, retransmissions included
+	Retransmits uint64 // segments sent again after a go-back-N
+	GoBacks     uint64 // go-back-N rounds started by a duplicate ACK
+	RTOs        uint64 // go-back-N rounds started by the retransmission timer
+	Acks        uint64 // ACKs received
+	Bursts      uint64 // TSO bursts
+}
+
+// TCPStream is N bulk TCP senders (netperf TCP_STREAM) limited by the line
+// rate of the wire and by the receiver's advertised window. They are ACK
+// clocked: every ACK (and the start) lets a sender emit what the window
+// allows, in TSO bursts of at most TSOBytes, back to back at wire speed.
+// Loss (ring drops, socket drops) is repaired by going back to the first
+// unacknowledged byte when the receiver reports an out-of-order segment of
+// the current round, or after TCPRTOMin without progress. Congestion
+// control, slow start and pacing are not modelled.
+type TCPStream struct {
+	cfg   TCPStreamConfig
+	wire  *Wire
+	rev   *Link
+	eng   *sim.Engine
+	flows []tcpSender
+	Stats TCPStreamStats
+}
+
+// NewTCPStream returns the senders pushing into wire; ACKs come back over
+// rev. eng runs the retransmission timers.
+func NewTCPStream(cfg TCPStreamConfig, wire *Wire, rev *Link, eng *sim.Engine) *TCPStream {
+	cfg.Streams = max(cfg.Streams, 1)
+	cfg.TSOBytes = max(cfg.TSOBytes, cfg.MSS)
+	s := &TCPStream{cfg: cfg, wire: wire, rev: rev, eng: eng, flows: make([]tcpSender, cfg.Streams)}
+	for i := range s.flows {
+		f := cfg.FirstFlow + uint32(i)
+		s.flows[i] = tcpSender{flow: f, hash: FlowHash(f), rwnd: cfg.InitWindow}
+	}
+	return s
+}
+
+// Flows returns the flow ids of the streams.
+func (s *TCPStream) Flows() []uint32 {
+	out := make([]uint32, len(s.flows))
+	for i := range s.flows {
+		out[i] = s.flows[i].flow
+	}
+	return out
+}
+
+// SetInitWindow sets the receiver's window the senders assume before the
+// first ACK (the window of the SYN-ACK).
+func (s *TCPStream) SetInitWindow(wnd uint32) {
+	for i := range s.flows {
+		s.flows[i].rwnd = wnd
+	}
+}
+
+// Start sends every stream's initial window.
+func (s *TCPStream) Start() {
+	for i := range s.flows {
+		s.push(&s.flows[i], float64(s.cfg.Start))
+	}
+}
+
+func (s *TCPStream) sender(flow uint32) *tcpSender {
+	i := int(flow - s.cfg.FirstFlow)
+	if i < 0 || i >= len(s.flows) {
+		return nil
+	}
+	return &s.flows[i]
+}
+
+// Ack is an ACK leaving the receiver at t: cumulative ack, window wnd, and
+// sack >= 0 when it reports an out-of-order segment of round sack.
+func (s *TCPStream) Ack(t sim.Time, flow, ack, wnd uint32, sack int64) {
+	f := s.sender(flow)
+	if f == nil {
+		return
+	}
+	at := s.rev.Transmit(float64(t), TCPFrameOverhead)
+	s.Stats.Acks++
+	if int32(ack-f.sndUna) > 0 {
+		f.sndUna = ack
+	}
+	f.rwnd = wnd
+	if sack >= 0 && uint32(sack) == f.epoch {
+		s.goBack(f)
+	}
+	s.push(f, at)
+}
+
+// Data is response data from the receiver; a stream receiver sends none.
+func (s *TCPStream) Data(t sim.Time, flow, ack uint32, bytes int) { s.Ack(t, flow, ack, 0, -1) }
+
+func (s *TCPStream) goBack(f *tcpSender) {
+	s.Stats.Retransmits += uint64(int32(f.sndNxt-f.sndUna)) / uint64(s.cfg.MSS)
+	f.sndNxt = f.sndUna
+	f.epoch++
+}
+
+// push sends what the window allows from time at.
+func (s *TCPStream) push(f *tcpSender, at float64) {
+	mss := s.cfg.MSS
+	sent := false
+	for {
+		avail := int(int32(f.sndUna + f.rwnd - f.sndNxt))
+		n := min(avail, s.cfg.TSOBytes) / mss
+		if n <= 0 {
+			break
+		}
+		for i := 0; i < n; i++ {
+			var flags uint8
+			if s.cfg.PSH && i == n-1 {
+				flags = pktFlagPSH
+			}
+			s.wire.Send(at, segment(f.flow, f.hash, f.sndNxt, 1, mss, flags, s.cfg.CsumOK, f.epoch))
+			f.sndNxt += uint32(mss)
+		}
+		s.Stats.Segments += uint64(n)
+		s.Stats.Bytes += uint64(n * mss)
+		s.Stats.Bursts++
+		sent = true
+	}
+	if sent {
+		s.wire.Kick(f.hash)
+	}
+	s.armRTO(f, at)
+}
+
+// armRTO starts the retransmission timer when data is outstanding.
+func (s *TCPStream) armRTO(f *tcpSender, at float64) {
+	if f.rtoArmed || f.sndNxt == f.sndUna || s.eng == nil {
+		return
+	}
+	f.rtoArmed = true
+	f.rtoUna = f.sndUna
+	s.eng.Schedule(sim.Time(at)+TCPRTOMin, (*rtoTimer)(s), int64(f.flow-s.cfg.FirstFlow))
+}
+
+type rtoTimer TCPStream
+
+// Fire implements sim.Handler: tcp_retransmit_timer when nothing was
+// acknowledged for TCPRTOMin.
+func (r *rtoTimer) Fire(now sim.Time, i int64) {
+	s := (*TCPStream)(r)
+	f := &s.flows[i]
+	f.rtoArmed = false
+	if f.sndUna == f.sndNxt {
+		return
+	}
+	if f.sndUna == f.rtoUna {
+		s.Stats.RTOs++
+		s.goBack(f)
+	}
+	s.push(f, float64(now))
+}
+
+// Outstanding returns the bytes sent and not acknowledged, over all streams.
+func (s *TCPStream) Outstanding() uint64 {
+	var n uint64
+	for i := range s.flows {
+		n += uint64(s.flows[i].sndNxt - s.flows[i].sndUna)
+	}
+	return n
+}

@@ -1,0 +1,242 @@
+package traffic
+
+import (
+	"testing"
+
+	"github.com/rxsim/rxsim/models/pkt"
+	"github.com/rxsim/rxsim/sim"
+)
+
+// drain pops everything from the wire.
+func drain(w *Wire) []pkt.Packet {
+	var out []pkt.Packet
+	for w.Peek() != sim.Never {
+		out = append(out, w.Pop())
+	}
+	return out
+}
+
+// 1514 B frames + 24 B overhead at 10G: 1538*8/10 = 1230.4 ns each.
+const segWire = 1230.4
+
+func TestWireSerialisesFIFO(t *testing.T) {
+	w := NewWire(10, 24, 2000, 2) // tiny capacity: must grow
+	var want []sim.Time
+	for i := 0; i < 5; i++ {
+		p := segment(1, 7, uint32(i*1448), 1, 1448, 0, true, 0)
+		got := w.Send(100, p)
+		// All ready at 100: back to back, then 2 us propagation.
+		exp := at(100 + float64(i+1)*segWire + 2000)
+		if got != exp {
+			t.Errorf("segment %d arrives %d, want %d", i, got, exp)
+		}
+		want = append(want, exp)
+	}
+	// Ready later than the wire frees: starts at its ready time.
+	if got, exp := w.Send(20000, segment(1, 7, 0, 1, 1448, 0, true, 0)), at(20000+segWire+2000); got != exp {
+		t.Errorf("idle wire: arrives %d, want %d", got, exp)
+	}
+	want = append(want, at(20000+segWire+2000))
+	ps := drain(w)
+	if len(ps) != 6 {
+		t.Fatalf("popped %d, want 6", len(ps))
+	}
+	for i, p := range ps {
+		if p.Arrival != want[i] {
+			t.Errorf("pop %d at %d, want %d", i, p.Arrival, want[i])
+		}
+	}
+	if w.Pushed != w.Popped+uint64(w.InFlight()) {
+		t.Errorf("wire conservation: pushed %d != popped %d + in flight %d", w.Pushed, w.Popped, w.InFlight())
+	}
+}
+
+type ackCase struct {
+	name string
+	// window before the first ACK, TSO burst, PSH
+	wnd    uint32
+	tso    int
+	psh    bool
+	wantN  int   // segments of the initial window
+	bursts []int // segments per burst
+}
+
+func TestStreamInitialWindow(t *testing.T) {
+	cases := []ackCase{
+		{name: "window of 10 segments, TSO 4 segments", wnd: 14480, tso: 4 * 1448, wantN: 10, bursts: []int{4, 4, 2}},
+		{name: "PSH on the last segment of every burst", wnd: 14480, tso: 4 * 1448, psh: true, wantN: 10, bursts: []int{4, 4, 2}},
+		{name: "64 KiB TSO is 45 segments", wnd: 100 * 1448, tso: 65536, wantN: 100, bursts: []int{45, 45, 10}},
+		{name: "window below one MSS sends nothing", wnd: 1000, tso: 65536, wantN: 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := NewWire(10, 24, 0, 16)
+			kicks := 0
+			w.OnPush = func(uint32) { kicks++ }
+			s := NewTCPStream(TCPStreamConfig{Streams: 1, MSS: 1448, TSOBytes: c.tso, PSH: c.psh, CsumOK: true, InitWindow: c.wnd}, w, NewLink(10, 24, 0), nil)
+			s.Start()
+			ps := drain(w)
+			if len(ps) != c.wantN {
+				t.Fatalf("initial window sent %d segments, want %d", len(ps), c.wantN)
+			}
+			if c.wantN > 0 && kicks != 1 {
+				t.Errorf("kicks %d, want 1 per push", kicks)
+			}
+			end := 0
+			for _, b := range c.bursts {
+				end += b
+				for i := end - b; i < end; i++ {
+					psh := ps[i].Flags&pkt.FlagPSH != 0
+					if want := c.psh && i == end-1; psh != want {
+						t.Errorf("segment %d PSH %v, want %v", i, psh, want)
+					}
+				}
+			}
+			for i, p := range ps {
+				if p.Seq != uint32(i*1448) || p.Payload != 1448 || p.Len != 1514 || p.Proto != pkt.TCP {
+					t.Errorf("segment %d: %+v", i, p)
+				}
+				if exp := at(float64(i+1) * segWire); p.Arrival != exp {
+					t.Errorf("segment %d arrives %d, want %d (back to back at line rate)", i, p.Arrival, exp)
+				}
+			}
+			if s.Stats.Segments != uint64(c.wantN) || s.Outstanding() != uint64(c.wantN*1448) {
+				t.Errorf("stats %+v outstanding %d", s.Stats, s.Outstanding())
+			}
+		})
+	}
+}
+
+func TestStreamAckClock(t *testing.T) {
+	w := NewWire(10, 24, 1000, 16)
+	s := NewTCPStream(TCPStreamConfig{Streams: 1, MSS: 1448, TSOBytes: 65536, CsumOK: true, InitWindow: 4 * 1448}, w, NewLink(10, 24, 1000), nil)
+	s.Start()
+	if n := len(drain(w)); n != 4 {
+		t.Fatalf("initial %d segments, want 4", n)
+	}
+	// ACK of 2 segments with the same window at t = 10 us: the ACK frame
+	// (66 B + 24) takes 72 ns on the wire plus 1 us: 2 more segments start at
+	// 11072 and arrive 1230.4 ns apart plus 1 us.
+	s.Ack(10000, 0, 2*1448, 4*1448, -1)
+	ps := drain(w)
+	if len(ps) != 2 {
+		t.Fatalf("after ACK: %d segments, want 2", len(ps))
+	}
+	for i, p := range ps {
+		exp := at(11072 + float64(i+1)*segWire + 1000)
+		if p.Arrival != exp || p.Seq != uint32((4+i)*1448) {
+			t.Errorf("segment %d: arrival %d seq %d, want %d seq %d", i, p.Arrival, p.Seq, exp, (4+i)*1448)
+		}
+	}
+	// A zero window stops the sender; an ACK opening it resumes.
+	s.Ack(20000, 0, 6*1448, 0, -1)
+	if n := len(drain(w)); n != 0 {
+		t.Errorf("zero window: sent %d", n)
+	}
+	s.Ack(30000, 0, 6*1448, 1448, -1)
+	if n := len(drain(w)); n != 1 {
+		t.Errorf("window of 1 MSS: sent %d, want 1", n)
+	}
+}
+
+func TestStreamGoBackN(t *testing.T) {
+	cases := []struct {
+		name     string
+		sack     int64
+		wantSent int
+		wantSeq  uint32
+	}{
+		{"dup ACK of the current round goes back to the hole", 0, 8, 2 * 1448},
+		{"dup ACK of an old round is ignored", 5, 0, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := NewWire(10, 24, 0, 16)
+			s := NewTCPStream(TCPStreamConfig{Streams: 1, MSS: 1448, TSOBytes: 65536, InitWindow: 10 * 1448}, w, NewLink(10, 24, 0), nil)
+			s.Start()
+			drain(w)
+			// Segment 2 was lost; the receiver reports segment 3 out of order.
+			s.Ack(50000, 0, 2*1448, 8*1448, c.sack) // right edge unchanged
+			ps := drain(w)
+			if len(ps) != c.wantSent {
+				t.Fatalf("sent %d, want %d", len(ps), c.wantSent)
+			}
+			if c.wantSent > 0 {
+				if ps[0].Seq != c.wantSeq || ps[0].Txn != 1 {
+					t.Errorf("first resent seq %d round %d, want %d round 1", ps[0].Seq, ps[0].Txn, c.wantSeq)
+				}
+				if s.Stats.Retransmits != 8 {
+					t.Errorf("retransmits %d, want 8", s.Stats.Retransmits)
+				}
+			}
+		})
+	}
+}
+
+func TestStreamRTO(t *testing.T) {
+	eng := sim.NewEngine(16)
+	w := NewWire(10, 24, 0, 16)
+	s := NewTCPStream(TCPStreamConfig{Streams: 1, MSS: 1448, TSOBytes: 65536, InitWindow: 3 * 1448}, w, NewLink(10, 24, 0), eng)
+	s.Start()
+	drain(w) // all lost, no ACK ever comes
+	eng.Run(TCPRTOMin + sim.Microsecond)
+	ps := drain(w)
+	if s.Stats.RTOs != 1 || len(ps) != 3 || ps[0].Seq != 0 || ps[0].Txn != 1 {
+		t.Errorf("RTOs %d, resent %d (first %+v), want 1 RTO and 3 segments from 0", s.Stats.RTOs, len(ps), ps)
+	}
+	if at := ps[0].Arrival; at < TCPRTOMin {
+		t.Errorf("retransmission arrives %d, before the RTO", at)
+	}
+}
+
+func TestRRClosedLoop(t *testing.T) {
+	cases := []struct {
+		name      string
+		req, resp int
+		reqSegs   int
+		// latency: request sent at 0, response leaves the host at 50 us;
+		// response frames at 10G + 2 us propagation.
+		wantLat sim.Time
+	}{
+		// 1 B response: 67 B frame + 24 = 91 B = 72.8 ns -> 50000+72+2000.
+		{"1-byte request/response", 1, 1, 1, 52072},
+		// 3000 B response: 1448+1448+104 B payload; frames of 1514, 1514, 170
+		// B + 24 each: 1230.4 + 1230.4 + 155.2 ns.
+		{"multi-segment response", 1, 3000, 1, at(50000 + 1230.4 + 1230.4 + 155.2 + 2000)},
+		{"multi-segment request", 3000, 1, 3, 52072},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := NewWire(10, 24, 2000, 16)
+			var lats []sim.Time
+			r := NewTCPRR(TCPRRConfig{Flows: 2, ReqSize: c.req, RespSize: c.resp, MSS: 1448, RemoteDelay: 10000}, w, NewLink(10, 24, 2000))
+			r.Record = func(lat, at sim.Time) { lats = append(lats, lat) }
+			r.Start()
+			ps := drain(w)
+			if len(ps) != 2*c.reqSegs {
+				t.Fatalf("first requests: %d segments, want %d", len(ps), 2*c.reqSegs)
+			}
+			if ps[c.reqSegs-1].Flags&pkt.FlagPSH == 0 || (c.reqSegs > 1 && ps[0].Flags&pkt.FlagPSH != 0) {
+				t.Errorf("PSH must be on the request's last segment only")
+			}
+			r.Data(50000, 0, uint32(c.req), c.resp)
+			if len(lats) != 1 || lats[0] != c.wantLat {
+				t.Fatalf("latencies %v, want [%d]", lats, c.wantLat)
+			}
+			next := drain(w)
+			if len(next) != c.reqSegs || next[0].Flow != 0 || next[0].Seq != uint32(c.req) || next[0].Ack != uint32(c.resp) {
+				t.Fatalf("next request %+v", next)
+			}
+			// Sent RemoteDelay after the response arrived.
+			if sent := float64(next[0].Arrival) - 2000; sent < float64(c.wantLat)+10000 {
+				t.Errorf("next request on the wire at %.0f, before response + remote delay", sent)
+			}
+			if r.Stats.Transactions != 1 || r.Stats.Requests != 3 {
+				t.Errorf("stats %+v", r.Stats)
+			}
+		})
+	}
+}
+
+// at rounds ns to a sim.Time as the wire does.
+func at(ns float64) sim.Time { return sim.Time(ns + 0.5) }
