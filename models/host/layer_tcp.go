@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rxsim/rxsim/models/gro"
-		"github.com/rxsim/rxsim/models/stack"
+	"github.com/rxsim/rxsim/models/stack"
 	"github.com/rxsim/rxsim/models/traffic"
 	"github.com/rxsim/rxsim/sim"
 )

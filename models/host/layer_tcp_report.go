@@ -112,7 +112,7 @@ func groReport(now, old gro.Stats, secs float64) *GROResult {
 	d.SkbsDelivered = now.SkbsDelivered - old.SkbsDelivered
 	d.SegsDelivered = now.SegsDelivered - old.SegsDelivered
 	g := &GROResult{MergedPerSuperSkb: d.MergedPerSuperSkb(), SegsPerSkb: d.SegsPerSkb(), Flushes: d.FlushesByName(),
-		ListsPerSec: float64(d.Lists) / secs,
+		ListsPerSec:  float64(d.Lists) / secs,
 		NormalPerSec: float64(now.Results[gro.GRONormal]-old.Results[gro.GRONormal]) / secs}
 	if d.Lists > 0 {
 		g.SkbsPerList = float64(d.SkbsDelivered) / float64(d.Lists)

@@ -63,17 +63,17 @@ type TCPResult struct {
 	// SegsPerSkb is segments per skb reaching tcp_v4_rcv.
 	SegsPerSkb float64 `json:"segs_per_skb"`
 	// Acks by where they were sent from.
-	AcksSoftirq    float64 `json:"acks_softirq_per_sec"`
-	AcksApp        float64 `json:"acks_app_per_sec"`
-	AcksDelack     float64 `json:"acks_delack_per_sec"`
-	DupAcks        float64 `json:"dup_acks_per_sec"`
-	SegsPerAck     float64 `json:"segs_per_ack"`
-	ReadsPerSec    float64 `json:"reads_per_sec"`
-	WakeupsPerSec  float64 `json:"wakeups_per_sec"`
-	OfoDrops       float64 `json:"ofo_drops_per_sec"`
-	RcvbufDrops    float64 `json:"rcvbuf_drops_per_sec"`
-	Retransmits    float64 `json:"retransmits_per_sec"`
-	RTOs           uint64  `json:"rtos"`
+	AcksSoftirq   float64 `json:"acks_softirq_per_sec"`
+	AcksApp       float64 `json:"acks_app_per_sec"`
+	AcksDelack    float64 `json:"acks_delack_per_sec"`
+	DupAcks       float64 `json:"dup_acks_per_sec"`
+	SegsPerAck    float64 `json:"segs_per_ack"`
+	ReadsPerSec   float64 `json:"reads_per_sec"`
+	WakeupsPerSec float64 `json:"wakeups_per_sec"`
+	OfoDrops      float64 `json:"ofo_drops_per_sec"`
+	RcvbufDrops   float64 `json:"rcvbuf_drops_per_sec"`
+	Retransmits   float64 `json:"retransmits_per_sec"`
+	RTOs          uint64  `json:"rtos"`
 	// ServiceDemand is CPU time summed over CPUs per unit of work, netperf
 	// style: us per KB for a stream, us per transaction for TCP_RR.
 	ServiceDemand     float64 `json:"service_demand"`
