@@ -92,11 +92,13 @@ func (h *Hook) Rx(w *sim.Work, p pkt.Packet) bool {
 	case Redirect:
 		w.Add(h.fnRedir, h.cRedir)
 		h.Redirects++
+		// xdp_xmit |= REDIR whatever the target: xdp_do_flush runs at the
+		// end of the poll even for targets outside the model.
+		h.redirPending = true
 		if h.Redir == nil || target < 0 {
 			h.Led.Deliver(pkt.Redirected, 1)
 			return false
 		}
-		h.redirPending = true
 		h.Redir.Enqueue(w, h.rxCPU, target, p)
 		return true
 	}
