@@ -26,7 +26,7 @@ func (s *sink) DeliverSkb(w *sim.Work, cpu int, p pkt.Packet) {
 type irq func(w *sim.Work)
 
 func (f irq) Run(now sim.Time, w *sim.Work) { f(w) }
-func (f irq) Done(now sim.Time) bool       { return false }
+func (f irq) Done(now sim.Time) bool        { return false }
 
 var costs = backlog.Costs{Enqueue: 30, PollCall: 20, PollPkt: 10, GetRPSCPU: 10, FlowDissect: 25, IPISend: 100, IPIHandler: 400, Wake: 150}
 
