@@ -29,9 +29,9 @@ type plotSpec struct {
 
 // studyPlots are the default plots of the built-in studies.
 var studyPlots = map[string]plotSpec{
-	"qsize-sweep":    {Kind: "heatmap", X: "traffic.rate", Metric: "loss_pct"},
-	"batch-sweep":    {Kind: "throughput", X: "gro.normal_batch", Metric: "ns_per_pkt"},
-	"delivery-modes": {Kind: "throughput", X: "traffic.rate", Metric: "delivered_pps"},
+	"qsize-sweep":    {Kind: "heatmap", X: "traffic.rate", Metric: "cpumap.drop_pct"},
+	"batch-sweep":    {Kind: "throughput", X: "gro.normal_batch", Metric: "rx_pps"},
+	"delivery-modes": {Kind: "throughput", X: "traffic.rate", Metric: "udp.no_ports"},
 }
 
 func cmdPlot(stdout, stderr io.Writer, args []string) error {
@@ -242,9 +242,14 @@ func xLabel(key string) string {
 	return key
 }
 
+// isRate reports whether a metric is a packet rate (pkt/s).
+func isRate(metric string) bool {
+	return strings.HasSuffix(metric, "_pps") || metric == "udp.in_datagrams" || metric == "udp.no_ports" || metric == "udp.rcvbuf_errors"
+}
+
 // scale returns the divisor and unit label of a metric (pkt/s in Mpps).
 func scale(metric string) (float64, string) {
-	if strings.HasSuffix(metric, "_pps") {
+	if isRate(metric) {
 		return 1e6, metric + " (Mpps)"
 	}
 	return 1, metric
@@ -277,7 +282,7 @@ func throughputChart(title string, rep *sweep.Report, gs []seriesGroup, xi int, 
 	}
 	key := rep.Plan.Params[xi].Key
 	return plots.ThroughputVsLoad(title, ss, plots.Options{XLabel: xLabel(key), YLabel: ylab,
-		Ideal: key == "traffic.rate" && strings.HasSuffix(metric, "_pps")})
+		Ideal: key == "traffic.rate" && isRate(metric), FullSeries: key != "traffic.rate"})
 }
 
 func latencyChart(title string, rep *sweep.Report, gs []seriesGroup, xi int) (plots.Chart, error) {

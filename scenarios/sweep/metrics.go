@@ -37,6 +37,7 @@ func Names(ms ...Metrics) []string {
 //	cpu_busy_pct                                                sum over CPUs of busy % (100 = one CPU)
 //	ns_per_pkt                                                  busy CPU ns per received packet
 //	cpu<N>.<class>_pct, cpu<N>.idle_pct                         per CPU and class (hardirq, softirq, ...)
+//	cpumap.drop_pct                                             cpumap enqueue drops in % of offered
 //	cpumap.<field>, udp.<field>, latency_us.<p50|p90|p99|mean>  sections of later models, when present
 //	extra.<key>                                                 numeric values of Result.Extra
 //	ledger.imbalance                                            offered − delivered − dropped − queued (0 when packets are conserved)
@@ -87,6 +88,9 @@ func (m Metrics) ext(r *host.Result) {
 	if c := r.Cpumap; c != nil {
 		m.set("cpumap.enqueue_pps", c.EnqueuePPS)
 		m.set("cpumap.drop_pps", c.DropPPS)
+		if r.OfferedPPS > 0 {
+			m.set("cpumap.drop_pct", 100*c.DropPPS/r.OfferedPPS)
+		}
 		m.set("cpumap.bulk_avg", c.BulkAvg)
 		m.set("cpumap.kthread_pps", c.KthreadPPS)
 		m.set("cpumap.kthread_sched_per_sec", c.KthreadSchedPerSec)
