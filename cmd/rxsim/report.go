@@ -71,6 +71,7 @@ func writeText(w io.Writer, s *scenarios.Spec, r *host.Result) error {
 		writeCpumap(w, s, r)
 	}
 	writeExtras(w, r)
+	writeNetperf(w, s, r) // report_tcp.go
 	if r.Cpumap != nil {
 		writeCpumapCosts(w, s, r)
 	}
@@ -120,7 +121,7 @@ func writeExtras(w io.Writer, r *host.Result) {
 	if u := r.UDP; u != nil {
 		fmt.Fprintf(w, "  %-20s %s%s%s\n", "udp", col(u.InDatagrams, "InDatagrams/s"), col(u.NoPorts, "NoPorts/s"), col(u.RcvbufErrors, "RcvbufErr/s"))
 	}
-	if l := r.LatencyUS; l != nil {
+	if l := r.LatencyUS; l != nil && r.TCP == nil { // TCP_RR latency: writeNetperf
 		fmt.Fprintf(w, "  %-20s p50 %.1f us  p90 %.1f us  p99 %.1f us  mean %.1f us (wire arrival to recvmsg return; nearest-rank percentiles)\n", "socket latency", l.P50, l.P90, l.P99, l.Mean)
 	}
 }

@@ -64,7 +64,8 @@ func (x *TCPExt) Report(r *Result, secs float64) {
 		cpu += c.Busy
 	}
 	r.CPUTotalPercent = 100 * cpu
-	r.AcksPerSec = rate(t.Acks(), o.Acks())
+	acks := rate(t.Acks(), o.Acks())
+	r.AcksPerSec = &acks
 	tr := &TCPResult{
 		SegmentsPerSec: rate(t.Segs, o.Segs), SkbsPerSec: rate(t.Skbs, o.Skbs),
 		AcksSoftirq: rate(t.AcksSoftirq, o.AcksSoftirq), AcksApp: rate(t.AcksApp, o.AcksApp),
@@ -75,7 +76,7 @@ func (x *TCPExt) Report(r *Result, secs float64) {
 	if tr.SkbsPerSec > 0 {
 		tr.SegsPerSkb = tr.SegmentsPerSec / tr.SkbsPerSec
 	}
-	if acks := r.AcksPerSec + rate(t.Responses, o.Responses); acks > 0 {
+	if acks := acks + rate(t.Responses, o.Responses); acks > 0 {
 		tr.SegsPerAck = tr.SegmentsPerSec / acks
 	}
 	cpuUS := cpu * 1e6 // CPU-us per second of simulated time

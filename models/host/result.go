@@ -46,9 +46,9 @@ type Ext struct {
 	// TCP_STREAM's throughput), TransactionsPerSec completed TCP_RR
 	// transactions; LatencyUS is then per transaction (netperf's
 	// P50/P90/P99_LATENCY). AcksPerSec counts the host's pure ACKs.
-	GoodputGbps        float64 `json:"goodput_gbps,omitempty"`
-	TransactionsPerSec float64 `json:"transactions_per_sec,omitempty"`
-	AcksPerSec         float64 `json:"acks_per_sec,omitempty"`
+	GoodputGbps        float64  `json:"goodput_gbps,omitempty"`
+	TransactionsPerSec float64  `json:"transactions_per_sec,omitempty"`
+	AcksPerSec         *float64 `json:"acks_per_sec,omitempty"`
 	// CPUTotalPercent is busy time summed over all CPUs (netperf -c, as a
 	// sum: 100 is one CPU's worth).
 	CPUTotalPercent float64    `json:"cpu_total_percent,omitempty"`

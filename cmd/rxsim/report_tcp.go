@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/rxsim/rxsim/models/host"
+	"github.com/rxsim/rxsim/models/traffic"
+	"github.com/rxsim/rxsim/scenarios"
+)
+
+// writeNetperf prints the TCP figures the way netperf prints them (receiver
+// side, CPU utilisation with -c but summed over the CPUs rather than
+// averaged), then the ACK and GRO lines. Nothing is printed without TCP.
+func writeNetperf(w io.Writer, s *scenarios.Spec, r *host.Result) {
+	t := r.TCP
+	if t == nil {
+		return
+	}
+	fmt.Fprintln(w)
+	switch s.Traffic.Kind {
+	case "tcp_rr":
+		fmt.Fprintf(w, "netperf TCP_RR (%d flows, receiver side)\n", s.Traffic.Flows)
+		fmt.Fprintf(w, "%-8s %-8s %-8s %-8s %-12s %-9s %s\n", "Socket", "Request", "Resp.", "Elapsed", "Trans.", "CPU", "Service")
+		fmt.Fprintf(w, "%-8s %-8s %-8s %-8s %-12s %-9s %s\n", "Size", "Size", "Size", "Time", "Rate", "util", "Demand")
+		fmt.Fprintf(w, "%-8s %-8s %-8s %-8s %-12s %-9s %s\n", "bytes", "bytes", "bytes", "secs.", "per sec", "% (sum)", "us/Tr")
+		fmt.Fprintf(w, "%-8d %-8d %-8d %-8.2f %-12.2f %-9.1f %.3f\n", s.Stack.Rcvbuf, s.Traffic.ReqSize, s.Traffic.RespSize,
+			r.SimSeconds, r.TransactionsPerSec, r.CPUTotalPercent, t.ServiceDemand)
+		if l := r.LatencyUS; l != nil {
+			fmt.Fprintf(w, "P50_LATENCY %.1f us  P90_LATENCY %.1f us  P99_LATENCY %.1f us  MEAN_LATENCY %.1f us (client send to response received)\n",
+				l.P50, l.P90, l.P99, l.Mean)
+		}
+	default:
+		fmt.Fprintf(w, "netperf TCP_STREAM (%d streams, receiver side)\n", s.Traffic.Streams)
+		fmt.Fprintf(w, "%-8s %-8s %-8s %-12s %-9s %s\n", "Recv", "Message", "Elapsed", "Throughput", "CPU", "Service")
+		fmt.Fprintf(w, "%-8s %-8s %-8s %-12s %-9s %s\n", "Socket", "Size", "Time", "10^6bits/s", "util", "Demand")
+		fmt.Fprintf(w, "%-8s %-8s %-8s %-12s %-9s %s\n", "bytes", "bytes", "secs.", "", "% (sum)", "us/KB")
+		fmt.Fprintf(w, "%-8d %-8d %-8.2f %-12.2f %-9.1f %.3f\n", s.Stack.Rcvbuf, 128<<10, r.SimSeconds,
+			r.GoodputGbps*1e3, r.CPUTotalPercent, t.ServiceDemand)
+		fmt.Fprintf(w, "throughput %.3f Gbit/s (line rate at MSS %d: %.3f Gbit/s)\n", r.GoodputGbps, s.Traffic.MSS,
+			float64(s.Traffic.MSS)/float64(s.Traffic.MSS+traffic.TCPFrameOverhead+24)*10*lineFactor(s))
+	}
+	fmt.Fprintf(w, "tcp: %s segs/s in %s skbs/s (%.1f segs/skb); acks %s/s (softirq %s, recvmsg %s, delack %s, dup %s; %.1f segs/ack)",
+		groupThousands(int64(t.SegmentsPerSec)), groupThousands(int64(t.SkbsPerSec)), t.SegsPerSkb,
+		groupThousands(int64(ptrOr(r.AcksPerSec))), groupThousands(int64(t.AcksSoftirq)), groupThousands(int64(t.AcksApp)),
+		groupThousands(int64(t.AcksDelack)), groupThousands(int64(t.DupAcks)), t.SegsPerAck)
+	if t.Retransmits > 0 || t.OfoDrops > 0 || t.RcvbufDrops > 0 || t.RTOs > 0 {
+		fmt.Fprintf(w, "; retrans %s/s ofo drops %s/s rcvbuf drops %s/s RTOs %d",
+			groupThousands(int64(t.Retransmits)), groupThousands(int64(t.OfoDrops)), groupThousands(int64(t.RcvbufDrops)), t.RTOs)
+	}
+	fmt.Fprintln(w)
+	if g := r.GRO; g != nil {
+		var fl []string
+		for _, k := range sortedKeys(g.Flushes) {
+			fl = append(fl, fmt.Sprintf("%s %d", k, g.Flushes[k]))
+		}
+		if len(fl) == 0 {
+			fl = append(fl, "none")
+		}
+		fmt.Fprintf(w, "gro: %.1f segs/super-skb, %.1f segs/skb to the stack, %s lists/s of %.1f skbs; flushes: %s\n",
+			g.MergedPerSuperSkb, g.SegsPerSkb, groupThousands(int64(math.Round(g.ListsPerSec))), g.SkbsPerList, strings.Join(fl, ", "))
+	}
+}
+
+// lineFactor is the link speed in units of 10 Gbit/s (1 for ixgbe, 4 for
+// a 40G i40e), from the profile's name as the spec carries it; the wire adds
+// 24 B per frame (FCS, preamble, IFG; kernel-rx-path.md §1).
+func lineFactor(s *scenarios.Spec) float64 {
+	if s.HW == "i40e" {
+		return 4
+	}
+	return 1
+}
+
+func ptrOr(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}

@@ -1,0 +1,234 @@
+package host
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/rxsim/rxsim/scenarios"
+)
+
+// tcpRun builds and runs a TCP scenario and checks the TCP invariants:
+// segment conservation through the host ledger, segments pushed by the
+// senders = offered to the NIC + still on the wire or in the RSS demux,
+// bytes received in order = bytes read + bytes still in the sockets, and
+// every ACK the host sent reached the sender model.
+func tcpRun(t testing.TB, name string, sets ...string) (*Host, *Result) {
+	t.Helper()
+	s, err := scenarios.Load(name, sets...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := Build(s, s.Seed, Layers()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := h.Run()
+	if r.Ledger.Imbalance != 0 {
+		t.Fatalf("%s %v: segment conservation broken: %+v", name, sets, r.Ledger)
+	}
+	var x *TCPExt
+	for _, e := range h.Ext {
+		if e, ok := e.(*TCPExt); ok {
+			x = e
+		}
+	}
+	if x == nil {
+		t.Fatalf("%s: no TCP layer", name)
+	}
+	if pushed, seen := x.Wire.Pushed, h.Ledger.Offered+uint64(x.Wire.InFlight()+h.Demux.Buffered()); pushed != seen {
+		t.Errorf("%s %v: wire pushed %d segments, NIC offered + wire + demux %d", name, sets, pushed, seen)
+	}
+	var rcv uint64
+	for _, sk := range x.TCP.Sockets() {
+		rcv += uint64(sk.RcvNxt())
+	}
+	if read, q := x.TCP.Stats.BytesRead, x.TCP.SocketBytes(); rcv != read+q {
+		t.Errorf("%s %v: byte conservation: rcv_nxt sum %d != read %d + queued %d", name, sets, rcv, read, q)
+	}
+	if segs := x.TCP.Stats.Segs; segs != h.Ledger.Delivered[0] {
+		t.Errorf("%s %v: tcp queued %d segments, ledger delivered to sockets %d", name, sets, segs, h.Ledger.Delivered[0])
+	}
+	if x.Stream != nil && x.Stream.Stats.Acks != x.TCP.Stats.Acks() {
+		t.Errorf("%s %v: host sent %d ACKs, sender got %d", name, sets, x.TCP.Stats.Acks(), x.Stream.Stats.Acks)
+	}
+	if x.RR != nil {
+		if x.RR.Stats.Transactions != x.TCP.Stats.Responses {
+			t.Errorf("%s %v: %d responses sent, %d transactions completed", name, sets, x.TCP.Stats.Responses, x.RR.Stats.Transactions)
+		}
+		if n := uint64(len(x.RR.Flows())); x.RR.Stats.Requests != x.RR.Stats.Transactions+n {
+			t.Errorf("%s %v: closed loop: %d requests != %d transactions + %d outstanding", name, sets, x.RR.Stats.Requests, x.RR.Stats.Transactions, n)
+		}
+	}
+	return h, r
+}
+
+const lineRate10G = 9.415 // Gbit/s at MSS 1448 (kernel-rx-path.md §1)
+
+func busy(r *Result, cpu int) float64 { return r.CPU[cpu].Busy }
+
+// TestTCPStreamGRO: GRO on reaches line rate with the receiver far from
+// CPU-bound and about one ACK per super-skb; GRO off at the same
+// throughput (reader on its own CPU) costs more CPU and sends an ACK every
+// two segments; GRO off with the reader on the RX CPU is CPU-bound below
+// line rate.
+func TestTCPStreamGRO(t *testing.T) {
+	const d = `duration="40ms"`
+	cases := []struct {
+		name    string
+		sets    []string
+		minGbps float64
+		maxGbps float64
+		check   func(t *testing.T, r *Result)
+	}{
+		{"GRO on, reader on CPU 1", []string{d}, 0.999 * lineRate10G, 1.001 * lineRate10G, func(t *testing.T, r *Result) {
+			if busy(r, 0) > 0.5 {
+				t.Errorf("RX CPU %.0f%% busy, want far from CPU-bound", 100*busy(r, 0))
+			}
+			if r.GRO.MergedPerSuperSkb < 10 {
+				t.Errorf("%.1f segs per super-skb, want GRO merging", r.GRO.MergedPerSuperSkb)
+			}
+			if r.TCP.SegsPerAck < 10 {
+				t.Errorf("%.1f segs per ACK, want about one ACK per super-skb", r.TCP.SegsPerAck)
+			}
+		}},
+		{"GRO off, reader on CPU 1", []string{d, "nic.gro=false"}, 0.999 * lineRate10G, 1.001 * lineRate10G, func(t *testing.T, r *Result) {
+			if math.Abs(r.TCP.SegsPerAck-2) > 0.1 {
+				t.Errorf("%.2f segs per ACK, want an ACK every 2 full segments", r.TCP.SegsPerAck)
+			}
+		}},
+		{"GRO off, reader on the RX CPU", []string{d, "nic.gro=false", "app.cpus=[0]"}, 0, 0.995 * lineRate10G, func(t *testing.T, r *Result) {
+			if busy(r, 0) < 0.99 {
+				t.Errorf("RX CPU %.1f%% busy, want CPU-bound", 100*busy(r, 0))
+			}
+		}},
+		{"GRO on, reader on the RX CPU", []string{d, "app.cpus=[0]"}, 0.999 * lineRate10G, 1.001 * lineRate10G, nil},
+	}
+	res := map[string]*Result{}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, r := tcpRun(t, "tcp-stream-gro", c.sets...)
+			res[c.name] = r
+			if r.GoodputGbps < c.minGbps || r.GoodputGbps > c.maxGbps {
+				t.Errorf("goodput %.3f Gbit/s, want %.3f..%.3f", r.GoodputGbps, c.minGbps, c.maxGbps)
+			}
+			if len(r.Drops) != 0 {
+				t.Errorf("drops %v, want none (the window bounds what is in flight)", r.Drops)
+			}
+			if c.check != nil {
+				c.check(t, r)
+			}
+		})
+	}
+	on, off := res["GRO on, reader on CPU 1"], res["GRO off, reader on CPU 1"]
+	if on != nil && off != nil {
+		if on.CPUTotalPercent >= off.CPUTotalPercent/2 {
+			t.Errorf("same throughput: CPU %.1f%% with GRO, %.1f%% without; want GRO to save more than half", on.CPUTotalPercent, off.CPUTotalPercent)
+		}
+		if *on.AcksPerSec >= *off.AcksPerSec/5 {
+			t.Errorf("ACKs/s %.0f with GRO, %.0f without; want far fewer with GRO", *on.AcksPerSec, *off.AcksPerSec)
+		}
+	}
+}
+
+// TestGRONormalBatch: with GRO off every segment is a GRO_NORMAL skb, so the
+// gro_normal list is delivered every gro_normal_batch skbs (and at poll
+// end): lists per second fall as the batch grows, and batch 0 and 1 both
+// deliver each skb alone.
+func TestGRONormalBatch(t *testing.T) {
+	prevLists := math.Inf(1)
+	for _, b := range []string{"1", "4", "8", "16"} {
+		_, r := tcpRun(t, "tcp-stream-gro", `duration="20ms"`, "nic.gro=false", "gro.normal_batch="+b)
+		if r.GRO.ListsPerSec >= prevLists {
+			t.Errorf("batch %s: %.0f lists/s, not fewer than with the smaller batch (%.0f)", b, r.GRO.ListsPerSec, prevLists)
+		}
+		if b == "1" && math.Abs(r.GRO.SkbsPerList-1) > 1e-9 {
+			t.Errorf("batch 1: %.2f skbs per list, want 1", r.GRO.SkbsPerList)
+		}
+		prevLists = r.GRO.ListsPerSec
+	}
+	_, r0 := tcpRun(t, "tcp-stream-gro", `duration="20ms"`, "nic.gro=false", "gro.normal_batch=0")
+	_, r1 := tcpRun(t, "tcp-stream-gro", `duration="20ms"`, "nic.gro=false", "gro.normal_batch=1")
+	if canon(t, r0) != canon(t, r1) {
+		t.Errorf("gro_normal_batch 0 and 1 differ; both deliver each skb alone")
+	}
+}
+
+// TestTCPRR: the closed loop completes transactions, and Little's law ties
+// the rate to the cycle time: flows = rate x (mean latency + the client's
+// remote delay, which netperf's latency does not include).
+func TestTCPRR(t *testing.T) {
+	_, r := tcpRun(t, "tcp-rr", `duration="20ms"`)
+	if r.TransactionsPerSec <= 0 || r.LatencyUS == nil {
+		t.Fatalf("no transactions: %+v", r)
+	}
+	little := r.TransactionsPerSec * (r.LatencyUS.Mean + 10) / 1e6
+	if math.Abs(little-100) > 2 {
+		t.Errorf("rate %.0f/s x mean latency %.1f us = %.1f flows in flight, want 100", r.TransactionsPerSec, r.LatencyUS.Mean, little)
+	}
+	if r.LatencyUS.P50 > r.LatencyUS.P90 || r.LatencyUS.P90 > r.LatencyUS.P99 {
+		t.Errorf("percentiles out of order: %+v", r.LatencyUS)
+	}
+	if *r.AcksPerSec != 0 {
+		t.Errorf("%.0f pure ACKs/s: 1-byte requests are acknowledged by the responses", *r.AcksPerSec)
+	}
+	// One flow: latency-bound, not CPU-bound: the latency is at least the
+	// two 2 us wire delays plus two 67 B frames (72.8 ns each), and one
+	// transaction is in flight.
+	_, r1 := tcpRun(t, "tcp-rr", `duration="20ms"`, "traffic.flows=1")
+	if inFlight := r1.TransactionsPerSec * (r1.LatencyUS.Mean + 10) / 1e6; r1.LatencyUS.Mean < 4.145 || math.Abs(inFlight-1) > 0.01 {
+		t.Errorf("one flow: %.0f tps, mean %.2f us (%.3f in flight); want >= 4.15 us and 1 in flight", r1.TransactionsPerSec, r1.LatencyUS.Mean, inFlight)
+	}
+	if busy(r1, 1) > 0.5 {
+		t.Errorf("one flow: server CPU %.0f%% busy", 100*busy(r1, 1))
+	}
+}
+
+// TestTCPDeterminism: same seed, same result; streams and batch knobs work
+// through --set.
+func TestTCPDeterminism(t *testing.T) {
+	for _, sets := range [][]string{
+		{`duration="15ms"`, "traffic.streams=4", "nic.queues=2", "nic.irq_affinity=[0,1]", "cpus=3", "app.cpus=[2]"},
+		{`duration="15ms"`, "traffic.psh=true", "gro.normal_batch=16"},
+	} {
+		_, a := tcpRun(t, "tcp-stream-gro", sets...)
+		_, b := tcpRun(t, "tcp-stream-gro", sets...)
+		if canon(t, a) != canon(t, b) {
+			t.Errorf("%v: two runs with the same seed differ", sets)
+		}
+	}
+	_, a := tcpRun(t, "tcp-rr", `duration="10ms"`)
+	_, b := tcpRun(t, "tcp-rr", `duration="10ms"`)
+	if canon(t, a) != canon(t, b) {
+		t.Errorf("tcp-rr: two runs with the same seed differ")
+	}
+}
+
+// BenchmarkTCPStreamGRO reports simulated segments per wall-second for the
+// tcp-stream-gro scenario (GRO on, one stream at line rate).
+func BenchmarkTCPStreamGRO(b *testing.B) {
+	for _, gro := range []string{"true", "false"} {
+		b.Run("gro="+gro, func(b *testing.B) {
+			s, err := scenarios.Load("tcp-stream-gro", `duration="50ms"`, "nic.gro="+gro)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var segs uint64
+			var wall time.Duration
+			var simNS int64
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				h, err := Build(s, s.Seed, Layers()...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				h.Run()
+				wall += time.Since(t0)
+				segs += h.Ledger.Offered
+				simNS += (s.Duration.Duration + s.Warmup.Duration).Nanoseconds()
+			}
+			b.ReportMetric(float64(segs)/wall.Seconds(), "simsegs/s")
+			b.ReportMetric(float64(simNS)/1e9/wall.Seconds(), "sim-s/wall-s")
+		})
+	}
+}
