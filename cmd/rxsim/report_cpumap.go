@@ -48,6 +48,10 @@ func writeCpumapCosts(w io.Writer, s *scenarios.Spec, r *host.Result) {
 		"none":   "neither CPU is saturated",
 	}[c.Limit]
 	fmt.Fprintf(w, "  %-20s %s\n", "limit: "+c.Limit, why)
+	if u := r.UDP; u != nil && u.RcvbufErrors > 0 {
+		fmt.Fprintf(w, "  %-20s the reader limits delivery: it reads %s/s and the socket overflows (RcvbufErrors %s/s)\n",
+			"", groupThousands(int64(u.InDatagrams)), groupThousands(int64(u.RcvbufErrors)))
+	}
 }
 
 // deliveryText states the per-call and per-packet stack costs of the mode.
