@@ -82,11 +82,21 @@ func TCPLayer(h *Host) error {
 // AddGRO registers a GRO node (e.g. a cpumap entry's) for the gro report.
 func (x *TCPExt) AddGRO(e *gro.Engine) { x.GRO = append(x.GRO, e) }
 
-// collectGRO finds the NAPI GRO nodes of the RX queues.
+// collectGRO finds the GRO nodes: the NAPI GRO nodes of the RX queues and
+// those of the cpumap entries (gro and napi delivery).
 func (x *TCPExt) collectGRO() {
 	for _, q := range x.h.Queues {
 		if g, ok := q.NAPI.GRO.(*stack.NAPIGRO); ok {
 			x.GRO = append(x.GRO, g.E)
+		}
+	}
+	for _, e := range x.h.Ext {
+		if c, ok := e.(*CpumapExt); ok {
+			for _, en := range c.Map.Entries() {
+				if en.GRO != nil {
+					x.GRO = append(x.GRO, en.GRO)
+				}
+			}
 		}
 	}
 }

@@ -99,7 +99,9 @@ func (x *TCPExt) Report(r *Result, secs float64) {
 		}
 	}
 	r.TCP = tr
-	r.GRO = groReport(now.gro, old.gro, secs)
+	if now.gro.SegsIn > old.gro.SegsIn {
+		r.GRO = groReport(now.gro, old.gro, secs)
+	}
 }
 
 // groReport is the gro section over the interval.
