@@ -67,13 +67,25 @@ func (f *demuxFeed) Peek() sim.Time {
 		p := f.d.src.Pop()
 		q := f.d.QueueOf(p.Hash)
 		p.Queue = uint16(q)
-		o := f.d.queues[q]
-		if o.h > 0 && o.h == len(o.buf) {
-			o.buf, o.h = o.buf[:0], 0
-		}
-		o.buf = append(o.buf, p)
+		f.d.queues[q].push(p)
 	}
 	return f.buf[f.h].Arrival
+}
+
+// push appends p to the queue's buffer, first dropping the entries already
+// read: all of them when the buffer is used up, else the read prefix once
+// it is half the buffer (a queue that never runs empty, because another
+// queue's ring reads ahead of it, would otherwise grow its buffer for the
+// whole run). Amortised, each packet is copied at most once.
+func (f *demuxFeed) push(p pkt.Packet) {
+	switch {
+	case f.h > 0 && f.h == len(f.buf):
+		f.buf, f.h = f.buf[:0], 0
+	case f.h >= 64 && 2*f.h >= len(f.buf):
+		n := copy(f.buf, f.buf[f.h:])
+		f.buf, f.h = f.buf[:n], 0
+	}
+	f.buf = append(f.buf, p)
 }
 
 func (f *demuxFeed) Pop() pkt.Packet {
