@@ -47,6 +47,7 @@ const (
 
 var deliveryNames = [...]string{"single", "list", "gro", "napi", "backlog"}
 
+// String returns the mode's scenario name (cpumap.delivery).
 func (d Delivery) String() string { return deliveryNames[d] }
 
 // ParseDelivery reads a delivery mode name.
