@@ -137,3 +137,14 @@ func TestCompareTenPercent(t *testing.T) {
 		}
 	}
 }
+
+// TestComparePairedFlag checks that --paired (a boolean flag) between the
+// scenarios does not swallow B, and that paired identical configs give
+// identical samples.
+func TestComparePairedFlag(t *testing.T) {
+	out := rxsim(t, "compare", "xdp-drop-ixgbe", "--paired", "xdp-drop-ixgbe", "--reps", "3",
+		"--both", "noise.cost_cv=0.1", "--duration", "1ms", "--metrics", "cpu_busy_pct")
+	if !strings.Contains(out, "paired seeds (A 1..3, B 1..3)") || !strings.Contains(out, "~ (p=1.000 n=3)") {
+		t.Errorf("output:\n%s", out)
+	}
+}

@@ -128,7 +128,7 @@ func hasValue(a string) bool {
 // needsValue reports whether flag a takes a value (boolean flags do not).
 func needsValue(a string) bool {
 	switch trimDashes(a) {
-	case "json", "funcs", "csv", "quiet", "force", "cleanup", "all", "extended", "e", "h", "help", "diff", "progress":
+	case "json", "funcs", "csv", "quiet", "force", "cleanup", "all", "extended", "e", "h", "help", "diff", "progress", "paired":
 		return false
 	}
 	return true
