@@ -18,11 +18,15 @@ import (
 // Target is one measured configuration: a validation configuration run
 // with one generator.
 type Target struct {
-	// Name is "config/generator", e.g. "veth-xdp-drop/afpacket".
+	// Name is "config/generator" for rx_pps, e.g. "veth-xdp-drop/afpacket",
+	// and "config/generator:metric" for the other metrics.
 	Name   string
 	Config string
 	Gen    string
-	// Measured is the median rx_pps over the measurement results.
+	// Metric is rx_pps (XDP receive), kthread_pps (cpumap kthread) or
+	// delivered_pps (read by the listener).
+	Metric string
+	// Measured is the median of the metric over the measurement results.
 	Measured float64
 	// Spread is the relative range of the per-repetition medians (0 if unknown).
 	Spread float64
@@ -40,26 +44,76 @@ func Targets(sets []*validate.MeasurementSet) []Target {
 			if r == nil || r.RxPPS <= 0 {
 				continue
 			}
-			k := r.Scenario + "/" + string(r.Settings.Gen.Kind)
+			// Scenario is the configuration, or "config/generator".
+			cfg, gen, _ := strings.Cut(r.Scenario, "/")
+			if r.Settings.Gen.Kind != "" {
+				gen = string(r.Settings.Gen.Kind)
+			}
+			k := cfg + "/" + gen
 			by[k] = append(by[k], r)
 		}
 	}
-	names := host.Names(by)
-	out := make([]Target, 0, len(names))
-	for _, k := range names {
+	var out []Target
+	for _, k := range host.Names(by) {
 		rs := by[k]
-		var vs, sp []float64
-		for _, r := range rs {
-			vs = append(vs, r.RxPPS)
-			if s, ok := r.Spread["rx_pps"]; ok {
-				sp = append(sp, s.RelRange)
-			}
-		}
 		cfg, gen, _ := strings.Cut(k, "/")
-		out = append(out, Target{Name: k, Config: cfg, Gen: gen, Measured: median(vs), Spread: median(sp), N: len(rs)})
+		for _, m := range Metrics {
+			var vs, sp []float64
+			for _, r := range rs {
+				if v := metricOf(r, m); v > 0 {
+					vs = append(vs, v)
+				}
+				if s, ok := r.Spread[m]; ok {
+					sp = append(sp, s.RelRange)
+				}
+			}
+			if len(vs) == 0 {
+				continue
+			}
+			name := k
+			if m != "rx_pps" {
+				name += ":" + m
+			}
+			out = append(out, Target{Name: name, Config: cfg, Gen: gen, Metric: m, Measured: median(vs), Spread: median(sp), N: len(vs)})
+		}
 	}
 	return out
 }
+
+// Metrics are the fitted metrics, in table order.
+var Metrics = []string{"rx_pps", "kthread_pps", "delivered_pps"}
+
+func metricOf(r *validate.Result, m string) float64 {
+	switch m {
+	case "rx_pps":
+		return r.RxPPS
+	case "kthread_pps":
+		if r.CPUMap != nil {
+			return r.CPUMap.KthreadPPS
+		}
+	case "delivered_pps":
+		if r.Settings.Listener {
+			return r.DeliveredPPS
+		}
+	}
+	return 0
+}
+
+func simMetric(r *host.Result, m string) float64 {
+	switch m {
+	case "kthread_pps":
+		if r.Cpumap != nil {
+			return r.Cpumap.KthreadPPS
+		}
+		return 0
+	case "delivered_pps":
+		return r.DeliveredPPS
+	}
+	return r.RxPPS
+}
+
+// Run returns the target's run name (config/generator).
+func (t Target) Run() string { return t.Config + "/" + t.Gen }
 
 func median(v []float64) float64 {
 	if len(v) == 0 {
@@ -79,24 +133,46 @@ type Stage struct {
 	Name  string
 	Costs []string
 	Doc   string
+	// Free stages carry no ridge (the machine factor).
+	Free bool
+}
+
+// machineStage scales every cost of the identified stages by one factor:
+// how much faster or slower the machine ran than the prior assumed (a VM
+// shares its host; validate-notes "slow mode"). The stage factors are then
+// relative to it, and the ridge pulls them, not the machine factor, to 1.
+func machineStage(active []Stage) Stage {
+	seen := map[string]bool{}
+	var cs []string
+	for _, s := range active {
+		for _, c := range s.Costs {
+			if !seen[c] {
+				seen[c] = true
+				cs = append(cs, c)
+			}
+		}
+	}
+	return Stage{Name: "machine", Costs: cs, Doc: "all costs of the identified stages", Free: true}
 }
 
 // Stages returns the stages of the veth path, in fit order.
 func Stages() []Stage {
 	return []Stage{
-		{"gen_live", []string{"bpf_test_run_xdp_live", "veth_xdp_xmit"}, "live-frames generator: test-run batch, redirect program, ndo_xdp_xmit into the veth ring"},
-		{"gen_afpacket", []string{"packet_sendmmsg"}, "AF_PACKET sendmmsg: syscall and packet_snd per message"},
-		{"gen_udp", []string{"udp_sendmmsg"}, "UDP sendmmsg: syscall and udp_sendmsg/ip_output per message"},
-		{"veth_xmit", []string{"veth_xmit"}, "veth_xmit per socket skb (ptr_ring produce, __veth_xdp_flush)"},
-		{"napi", []string{"net_rx_action", "napi_poll", "napi_complete_done"}, "per-poll softirq and NAPI overhead"},
-		{"veth_rx", []string{"veth_poll", "bpf_prog_run_xdp", "xdp_return_frame"}, "veth_poll per entry: consume, XDP program, drop recycle"},
-		{"skb_to_xdp", []string{"veth_convert_skb_to_xdp_buff", "kfree_skb"}, "copy of a socket skb into an xdp_buff and its free"},
-		{"remote_consume", []string{"veth_poll_remote"}, "consuming entries produced on the other CPU (threaded NAPI)"},
-		{"remote_produce", []string{"veth_xmit_remote", "wake_up_process"}, "producing for a consumer on the other CPU: ring line bouncing and kthread wake-ups"},
-		{"xdp_pass_skb", []string{"veth_xdp_rcv_bulk_skb"}, "XDP_PASS frames built into skbs in bulks of 16"},
-		{"stack", []string{"netif_receive_skb", "ip_rcv", "udp_rcv", "udp_noport", "udp_enqueue", "build_skb"}, "IP/UDP receive (stack model)"},
-		{"cpumap", []string{"xdp_do_redirect", "bq_flush_to_queue", "cpu_map_kthread_run", "cpumap_build_skb"}, "cpumap enqueue and kthread (cpumap model)"},
-		{"app", []string{"udp_recvmsg", "sock_def_readable"}, "the reading application"},
+		{Name: "gen_live", Costs: []string{"bpf_test_run_xdp_live", "veth_xdp_xmit"}, Doc: "live-frames generator: test-run batch, redirect program, ndo_xdp_xmit into the veth ring"},
+		{Name: "gen_afpacket", Costs: []string{"packet_sendmmsg"}, Doc: "AF_PACKET sendmmsg: syscall and packet_snd per message"},
+		{Name: "gen_udp", Costs: []string{"udp_sendmmsg"}, Doc: "UDP sendmmsg: syscall and udp_sendmsg/ip_output per message"},
+		{Name: "veth_xmit", Costs: []string{"veth_xmit"}, Doc: "veth_xmit per socket skb (ptr_ring produce, __veth_xdp_flush)"},
+		{Name: "napi", Costs: []string{"net_rx_action", "napi_poll", "napi_complete_done"}, Doc: "per-poll softirq and NAPI overhead"},
+		{Name: "veth_rx", Costs: []string{"veth_poll", "bpf_prog_run_xdp", "xdp_return_frame"}, Doc: "veth_poll per entry: consume, XDP program, drop recycle"},
+		{Name: "skb_to_xdp", Costs: []string{"veth_convert_skb_to_xdp_buff", "kfree_skb"}, Doc: "copy of a socket skb into an xdp_buff and its free"},
+		{Name: "remote_consume", Costs: []string{"veth_poll_remote"}, Doc: "consuming entries produced on the other CPU (threaded NAPI)"},
+		{Name: "remote_produce", Costs: []string{"veth_xmit_remote", "wake_up_process"}, Doc: "producing for a consumer on the other CPU: ring line bouncing and kthread wake-ups"},
+		{Name: "xdp_pass_skb", Costs: []string{"veth_xdp_rcv_bulk_skb"}, Doc: "XDP_PASS frames built into skbs in bulks of 16"},
+		{Name: "stack", Costs: []string{"netif_receive_skb", "ip_rcv", "udp_rcv", "udp_noport", "dev_gro_receive"}, Doc: "IP/UDP receive per skb (models/stack)"},
+		{Name: "socket", Costs: []string{"udp_queue_rcv_skb", "sock_def_readable"}, Doc: "socket enqueue and reader wake-up"},
+		{Name: "app", Costs: []string{"recvmsg"}, Doc: "the reading application's recvfrom"},
+		{Name: "cpumap_enqueue", Costs: []string{"xdp_do_redirect", "bq_flush_to_queue", "xdp_do_flush"}, Doc: "redirect into the cpumap on the RX CPU"},
+		{Name: "cpumap_kthread", Costs: []string{"cpu_map_kthread_run", "kmem_cache_alloc_bulk", "__xdp_build_skb_from_frame"}, Doc: "cpumap kthread: dequeue, skb allocation and build"},
 	}
 }
 
@@ -112,9 +188,11 @@ type Options struct {
 	// Ridge is the weight of the prior on the log scales (0: 1e-3).
 	Ridge float64
 	// MinSim and MaxSim bound each target's simulated interval; PktsPerSim
-	// sets it from the measured rate (0: 1 ms, 20 ms, 30000).
+	// sets it from the measured rate (0: 1 ms, 10 ms, 20000).
 	MinSim, MaxSim time.Duration
 	PktsPerSim     float64
+	// NoMachine leaves out the machine factor (see machineStage).
+	NoMachine bool
 	// Seed of every simulation (0: 1).
 	Seed uint64
 	// Log receives progress lines (nil: none).
@@ -132,10 +210,10 @@ func (o *Options) defaults() {
 		o.MinSim = time.Millisecond
 	}
 	if o.MaxSim <= 0 {
-		o.MaxSim = 20 * time.Millisecond
+		o.MaxSim = 10 * time.Millisecond
 	}
 	if o.PktsPerSim <= 0 {
-		o.PktsPerSim = 30000
+		o.PktsPerSim = 20000
 	}
 	if o.Seed == 0 {
 		o.Seed = 1
@@ -186,33 +264,45 @@ type Report struct {
 }
 
 type prepared struct {
-	t    Target
-	spec *scenarios.Spec
+	t   Target
+	run int // index into the runs
 }
+
+// runs are the distinct scenario runs of the targets (a run gives several
+// metrics).
+type runs []*scenarios.Spec
 
 // Run fits the stages to the targets and reports the table.
 func Run(o Options) (*Report, error) {
 	o.defaults()
 	rep := &Report{}
 	var ps []prepared
+	var rs runs
+	idx := map[string]int{}
 	for _, t := range o.Targets {
-		sp, err := o.spec(t)
-		if err != nil {
-			rep.Skipped = append(rep.Skipped, fmt.Sprintf("%s: %v", t.Name, err))
-			continue
+		i, ok := idx[t.Run()]
+		if !ok {
+			sp, err := o.spec(t)
+			if err != nil {
+				rep.Skipped = append(rep.Skipped, fmt.Sprintf("%s: %v", t.Name, err))
+				continue
+			}
+			i = len(rs)
+			idx[t.Run()] = i
+			rs = append(rs, sp)
 		}
-		ps = append(ps, prepared{t, sp})
+		ps = append(ps, prepared{t, i})
 	}
 	if len(ps) == 0 {
 		return nil, fmt.Errorf("calibrate: no target has a scenario (%s)", strings.Join(rep.Skipped, "; "))
 	}
-	base, err := hw.Load(ps[0].spec.HW, ps[0].spec.Costs)
+	base, err := hw.Load(rs[0].HW, rs[0].Costs)
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range ps[1:] {
-		if p.spec.HW != ps[0].spec.HW || p.spec.Costs != ps[0].spec.Costs {
-			return nil, fmt.Errorf("calibrate: targets use different hw profiles (%s and %s)", ps[0].t.Name, p.t.Name)
+	for _, sp := range rs[1:] {
+		if sp.HW != rs[0].HW || sp.Costs != rs[0].Costs {
+			return nil, fmt.Errorf("calibrate: targets use different hw profiles (%s and %s)", rs[0].Name, sp.Name)
 		}
 	}
 	cp, err := hw.LoadCosts(base.CostName)
@@ -221,37 +311,41 @@ func Run(o Options) (*Report, error) {
 	}
 	rep.Profile = cp
 	stages := o.stages(base)
-	before, err := simulateAll(ps, base, nil, nil, o.Seed)
+	held := func(t Target) bool { return o.Holdout[t.Name] || o.Holdout[t.Run()] }
+	before, err := simulateAll(ps, rs, base, nil, nil, o.Seed)
 	if err != nil {
 		return nil, err
 	}
 	var fitIdx []int
 	for i, p := range ps {
-		if !o.Holdout[p.t.Name] {
+		if !held(p.t) {
 			fitIdx = append(fitIdx, i)
 		}
 	}
-	active, fixed, err := identify(ps, fitIdx, base, stages, before, o.Seed)
+	active, fixed, err := identify(ps, rs, fitIdx, base, stages, before, o.Seed)
 	if err != nil {
 		return nil, err
 	}
 	rep.Fixed = fixed
+	if len(active) > 1 && !o.NoMachine {
+		active = append([]Stage{machineStage(active)}, active...)
+	}
 	scales := make([]float64, len(active))
 	for i := range scales {
 		scales[i] = 1
 	}
 	if len(active) > 0 && len(fitIdx) > 0 {
-		scales, rep.Evals, rep.Status, err = fit(ps, fitIdx, base, active, o)
+		scales, rep.Evals, rep.Status, err = fit(ps, rs, fitIdx, base, active, o)
 		if err != nil {
 			return nil, err
 		}
 	}
-	after, err := simulateAll(ps, base, active, scales, o.Seed)
+	after, err := simulateAll(ps, rs, base, active, scales, o.Seed)
 	if err != nil {
 		return nil, err
 	}
 	for i, p := range ps {
-		rep.Rows = append(rep.Rows, Row{Name: p.t.Name, Measured: p.t.Measured, Before: before[i], After: after[i], InFit: !o.Holdout[p.t.Name]})
+		rep.Rows = append(rep.Rows, Row{Name: p.t.Name, Measured: p.t.Measured, Before: before[i], After: after[i], InFit: !held(p.t)})
 	}
 	for i, s := range active {
 		rep.Fitted = append(rep.Fitted, Fitted{Stage: s, Scale: scales[i]})
@@ -313,45 +407,60 @@ func scaled(p *hw.Profile, stages []Stage, scales []float64) *hw.Profile {
 	return &q
 }
 
-func simulate(sp *scenarios.Spec, p *hw.Profile, seed uint64) (float64, error) {
+func simulate(sp *scenarios.Spec, p *hw.Profile, seed uint64) (*host.Result, error) {
 	h, err := host.BuildWith(sp, p, seed, host.Layers()...)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	r := h.Run()
 	if r.Ledger.Imbalance != 0 {
-		return 0, fmt.Errorf("calibrate: %s: conservation imbalance %d", sp.Name, r.Ledger.Imbalance)
+		return nil, fmt.Errorf("calibrate: %s: conservation imbalance %d", sp.Name, r.Ledger.Imbalance)
 	}
-	return r.RxPPS, nil
+	return r, nil
 }
 
-func simulateAll(ps []prepared, base *hw.Profile, stages []Stage, scales []float64, seed uint64) ([]float64, error) {
-	p := scaled(base, stages, scales)
-	out := make([]float64, len(ps))
-	for i, x := range ps {
-		v, err := simulate(x.spec, p, seed)
-		if err != nil {
-			return nil, fmt.Errorf("calibrate: %s: %w", x.t.Name, err)
+// values simulates the runs the targets idx need (all when idx is nil)
+// and returns every target's simulated metric (0 for targets not run).
+func values(ps []prepared, rs runs, idx []int, p *hw.Profile, seed uint64) ([]float64, error) {
+	if idx == nil {
+		idx = make([]int, len(ps))
+		for i := range idx {
+			idx[i] = i
 		}
-		out[i] = v
+	}
+	res := make([]*host.Result, len(rs))
+	out := make([]float64, len(ps))
+	for _, i := range idx {
+		run := ps[i].run
+		if res[run] == nil {
+			r, err := simulate(rs[run], p, seed)
+			if err != nil {
+				return nil, fmt.Errorf("calibrate: %s: %w", ps[i].t.Name, err)
+			}
+			res[run] = r
+		}
+		out[i] = simMetric(res[run], ps[i].t.Metric)
 	}
 	return out, nil
 }
 
-// identify returns the stages whose scaling by 1.25 moves the simulated
-// rate of a fitted target by at least 0.5 %, and the names of the others.
-func identify(ps []prepared, fitIdx []int, base *hw.Profile, stages []Stage, before []float64, seed uint64) ([]Stage, []string, error) {
+func simulateAll(ps []prepared, rs runs, base *hw.Profile, stages []Stage, scales []float64, seed uint64) ([]float64, error) {
+	return values(ps, rs, nil, scaled(base, stages, scales), seed)
+}
+
+// identify returns the stages whose scaling by 1.25 moves a simulated
+// metric of a fitted target by at least 0.5 %, and the names of the others.
+func identify(ps []prepared, rs runs, fitIdx []int, base *hw.Profile, stages []Stage, before []float64, seed uint64) ([]Stage, []string, error) {
 	var active []Stage
 	var fixed []string
 	for _, s := range stages {
-		p := scaled(base, []Stage{s}, []float64{1.25})
+		v, err := values(ps, rs, fitIdx, scaled(base, []Stage{s}, []float64{1.25}), seed)
+		if err != nil {
+			return nil, nil, err
+		}
 		moved := false
 		for _, i := range fitIdx {
-			v, err := simulate(ps[i].spec, p, seed)
-			if err != nil {
-				return nil, nil, err
-			}
-			if math.Abs(v-before[i]) >= 0.005*before[i] {
+			if math.Abs(v[i]-before[i]) >= 0.005*before[i] {
 				moved = true
 				break
 			}
@@ -366,7 +475,7 @@ func identify(ps []prepared, fitIdx []int, base *hw.Profile, stages []Stage, bef
 }
 
 // fit runs Nelder-Mead over the log scales of the active stages.
-func fit(ps []prepared, fitIdx []int, base *hw.Profile, active []Stage, o Options) ([]float64, int, string, error) {
+func fit(ps []prepared, rs runs, fitIdx []int, base *hw.Profile, active []Stage, o Options) ([]float64, int, string, error) {
 	lo, hi := math.Log(minScale), math.Log(maxScale)
 	clamp := func(x []float64) []float64 {
 		s := make([]float64, len(x))
@@ -380,14 +489,14 @@ func fit(ps []prepared, fitIdx []int, base *hw.Profile, active []Stage, o Option
 	f := func(x []float64) float64 {
 		evals++
 		s := clamp(x)
-		p := scaled(base, active, s)
+		vals, err := values(ps, rs, fitIdx, scaled(base, active, s), o.Seed)
+		if err != nil {
+			simErr = err
+			return math.Inf(1)
+		}
 		sum := 0.0
 		for _, i := range fitIdx {
-			v, err := simulate(ps[i].spec, p, o.Seed)
-			if err != nil {
-				simErr = err
-				return math.Inf(1)
-			}
+			v := vals[i]
 			if v <= 0 {
 				sum += 100
 				continue
@@ -396,12 +505,13 @@ func fit(ps []prepared, fitIdx []int, base *hw.Profile, active []Stage, o Option
 			sum += e * e
 		}
 		for j, v := range x {
-			sum += o.Ridge * v * v
+			if !active[j].Free {
+				sum += o.Ridge * v * v
+			}
 			// outside the bounds: a penalty that leads back inside
 			if c := min(max(v, lo), hi); c != v {
 				sum += (v - c) * (v - c)
 			}
-			_ = j
 		}
 		if evals%25 == 0 {
 			o.Log("calibrate: %d evaluations, objective %.6f", evals, sum)

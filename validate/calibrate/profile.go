@@ -31,18 +31,30 @@ func Calibrated(rep *Report, m Meta) *hw.CostProfile {
 			fit = append(fit, r.Name)
 		}
 	}
+	factor := map[string]float64{}
+	why := map[string][]string{}
+	var order []string
 	for _, f := range rep.Fitted {
 		for _, n := range f.Stage.Costs {
-			c := cp.Costs[n]
-			prior := fmt.Sprintf("call %g pkt %g byte %g (%s)", c.Call, c.Pkt, c.Byte, c.Origin)
-			c.Call, c.Pkt, c.Byte = round(c.Call*f.Scale), round(c.Pkt*f.Scale), round(c.Byte*f.Scale)
-			c.Origin = hw.Calibrated
-			c.Date = m.Date
-			c.Machine = m.Machine
-			c.Source = fmt.Sprintf("rxsim calibrate: stage %s x%.3f of the prior %s, fitted to the rx_pps of %s (measurements %s); prior source: %s",
-				f.Stage.Name, f.Scale, prior, strings.Join(fit, ", "), strings.Join(m.Files, ", "), priorSource(c.Source))
-			cp.Costs[n] = c
+			if _, ok := factor[n]; !ok {
+				factor[n] = 1
+				order = append(order, n)
+			}
+			factor[n] *= f.Scale
+			why[n] = append(why[n], fmt.Sprintf("%s x%.3f", f.Stage.Name, f.Scale))
 		}
+	}
+	for _, n := range order {
+		c := cp.Costs[n]
+		prior := fmt.Sprintf("call %g pkt %g byte %g (%s)", c.Call, c.Pkt, c.Byte, c.Origin)
+		k := factor[n]
+		c.Call, c.Pkt, c.Byte = round(c.Call*k), round(c.Pkt*k), round(c.Byte*k)
+		c.Origin = hw.Calibrated
+		c.Date = m.Date
+		c.Machine = m.Machine
+		c.Source = fmt.Sprintf("rxsim calibrate: %s of the prior %s, fitted to the rx_pps of %s (measurements %s); prior source: %s",
+			strings.Join(why[n], " and "), prior, strings.Join(fit, ", "), strings.Join(m.Files, ", "), priorSource(c.Source))
+		cp.Costs[n] = c
 	}
 	return &cp
 }
