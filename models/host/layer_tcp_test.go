@@ -232,3 +232,35 @@ func BenchmarkTCPStreamGRO(b *testing.B) {
 		})
 	}
 }
+
+// TestCpumapTCPStream: the delivery mode changes the figures through the
+// mechanisms: with GRO in the kthread (gro) or threaded NAPI (napi) the
+// remote CPU merges ~40 segments per skb and the 40G stream reaches line
+// rate; per-skb delivery (single, list, backlog) makes the remote CPU the
+// bottleneck, and the window throttles the sender without drops.
+func TestCpumapTCPStream(t *testing.T) {
+	const line40 = 4 * lineRate10G
+	for _, c := range []struct {
+		mode       string
+		lineRate   bool
+		wantGROSeg bool
+	}{
+		{"single", false, false}, {"list", false, false}, {"gro", true, true}, {"napi", true, true}, {"backlog", false, false},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			_, r := tcpRun(t, "cpumap-tcp-stream", `duration="20ms"`, "cpumap.delivery="+c.mode)
+			if at := r.GoodputGbps >= 0.999*line40; at != c.lineRate {
+				t.Errorf("goodput %.2f Gbit/s, line rate %v, want %v", r.GoodputGbps, at, c.lineRate)
+			}
+			if !c.lineRate && busy(r, 1) < 0.99 {
+				t.Errorf("remote CPU %.1f%% busy, want it to be the bottleneck", 100*busy(r, 1))
+			}
+			if merged := r.GRO != nil && r.GRO.MergedPerSuperSkb > 10; merged != c.wantGROSeg {
+				t.Errorf("GRO merging %v (%+v), want %v", merged, r.GRO, c.wantGROSeg)
+			}
+			if len(r.Drops) != 0 {
+				t.Errorf("drops %v", r.Drops)
+			}
+		})
+	}
+}
