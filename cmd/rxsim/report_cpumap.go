@@ -17,12 +17,10 @@ func writeCpumap(w io.Writer, s *scenarios.Spec, r *host.Result) {
 	c := r.Cpumap
 	to := joinInts(c.CPUs)
 	fmt.Fprintf(w, "  %-20s %s%s%s\n", "enqueue to cpu "+to, col(c.EnqueuePPS, "pkt/s"), col(c.DropPPS, "drop/s"), colF(c.BulkAvg, "bulk-avg"))
-	if len(c.CPUs) == 1 {
-		for i, v := range r.PerCPURx {
-			if v > 0 {
-				fmt.Fprintf(w, "    %-18s %s%s%s\n", fmt.Sprintf("cpu:%d->%s", i, to), col(c.EnqueuePPS, "pkt/s"), col(c.DropPPS, "drop/s"), colF(c.BulkAvg, "bulk-avg"))
-			}
-		}
+	// The per-(RX CPU, target) sub-line, when there is one of each (the
+	// model keeps the enqueue counters per target only).
+	if rx := rxCPUs(r); len(c.CPUs) == 1 && rx != "" && !strings.Contains(rx, ",") {
+		fmt.Fprintf(w, "    %-18s %s%s%s\n", "cpu:"+rx+"->"+to, col(c.EnqueuePPS, "pkt/s"), col(c.DropPPS, "drop/s"), colF(c.BulkAvg, "bulk-avg"))
 	}
 	label := "kthread total"
 	if c.Delivery == "napi" {
@@ -45,7 +43,9 @@ func writeCpumapCosts(w io.Writer, s *scenarios.Spec, r *host.Result) {
 	why := map[string]string{
 		"remote": "the remote CPU limits: its ring fills and the RX CPU drops at enqueue",
 		"rx":     "the RX CPU limits: it cannot take more frames off the NIC ring",
-		"none":   "neither CPU is saturated",
+		"qsize": fmt.Sprintf("the cpumap ring (qsize %d) overflows before the remote CPU saturates: its kthread sleeps between xdp_do_flush wake-ups (%s sched/s)",
+			s.Cpumap.QSize, groupThousands(int64(c.KthreadSchedPerSec))),
+		"none": "neither CPU is saturated",
 	}[c.Limit]
 	fmt.Fprintf(w, "  %-20s %s\n", "limit: "+c.Limit, why)
 	if u := r.UDP; u != nil && u.RcvbufErrors > 0 {

@@ -189,7 +189,9 @@ const saturated = 0.97
 // limit names the side that limits delivery: "remote" when a remote CPU is
 // saturated and its ring overflows (enqueue drops) while its cost per
 // packet is the larger one; "rx" when the RX CPU is saturated and is the
-// slower side; "none" when neither CPU is saturated.
+// slower side; "qsize" when the ring overflows although the remote CPU is
+// not saturated (it sleeps between xdp_do_flush wake-ups and the ring is
+// too small to cover them); "none" otherwise.
 func limit(c *CpumapResult, r *Result) string {
 	remote := c.RemoteBusy >= saturated && (c.DropPPS > 0 || r.Drops[pkt.Backlog.String()] > 0)
 	rx := c.RxBusy >= saturated
@@ -200,6 +202,8 @@ func limit(c *CpumapResult, r *Result) string {
 		return "rx"
 	case remote:
 		return "remote"
+	case c.DropPPS > 0:
+		return "qsize"
 	}
 	return "none"
 }

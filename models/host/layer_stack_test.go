@@ -1,7 +1,10 @@
 package host
 
 import (
+	"fmt"
 	"testing"
+
+	"github.com/rxsim/rxsim/scenarios"
 )
 
 // cpumap-udp-ixgbe in every delivery mode, without and with a reader:
@@ -93,5 +96,41 @@ func TestStackDeterministic(t *testing.T) {
 	b := canon(t, run(t, "cpumap-udp-ixgbe", sets...))
 	if a != b {
 		t.Errorf("two runs differ")
+	}
+}
+
+// The page-reuse rule (§2.4): with qsize 64 the frames held in the cpumap
+// ring stay below the RX ring's 512, pages are reused and the RX CPU has
+// headroom; with qsize 2048 more than a ring's worth is in flight, every
+// refill pays the page allocator (+45.4 ns) and the RX CPU saturates.
+func TestCpumapPageReuse(t *testing.T) {
+	res := map[int]*Result{}
+	allocs := map[int]uint64{}
+	for _, q := range []int{64, 2048} {
+		s, err := scenarios.Load("cpumap-udp-ixgbe", `duration="20ms"`, fmt.Sprintf("cpumap.qsize=%d", q), `cpumap.delivery="list"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := Build(s, 1, Layers()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res[q] = h.Run()
+		allocs[q] = h.Queues[0].PageAllocs
+		if res[q].Ledger.Imbalance != 0 {
+			t.Fatalf("qsize %d: imbalance %d", q, res[q].Ledger.Imbalance)
+		}
+	}
+	if allocs[64] != 0 || allocs[2048] == 0 {
+		t.Errorf("page allocations: qsize 64 %d, qsize 2048 %d; want 0 and > 0", allocs[64], allocs[2048])
+	}
+	// qsize 64 (49 usable slots in the worst zeroing phase) does not cover
+	// the time from one xdp_do_flush wake-up to the next: the kthread
+	// sleeps, the remote CPU is not saturated, the ring still overflows.
+	if r := res[64].Cpumap; r.Limit != "qsize" || r.RxBusy > 0.9 || r.KthreadSchedPerSec == 0 {
+		t.Errorf("qsize 64: limit %s, RX busy %.2f, sched %.0f/s; want qsize with RX headroom and a sleeping kthread", r.Limit, r.RxBusy, r.KthreadSchedPerSec)
+	}
+	if d := res[2048].Cpumap.RxNSPerPkt - res[64].Cpumap.RxNSPerPkt; d < 40 || d > 50 {
+		t.Errorf("RX ns/pkt grows by %.1f from qsize 64 to 2048, want ~45.4 (page allocator)", d)
 	}
 }

@@ -120,7 +120,8 @@ type CpumapResult struct {
 	// length of list delivery.
 	KthreadBatchAvg float64 `json:"kthread_batch_avg"`
 	// Limit is the side that limits delivery: remote (saturated, ring
-	// overflowing), rx (the RX CPU saturated first), or none.
+	// overflowing), rx (the RX CPU saturated first), qsize (the ring
+	// overflows while the remote CPU still sleeps at times), or none.
 	Limit string `json:"limit"`
 }
 
