@@ -38,8 +38,12 @@ func writeCpumap(w io.Writer, s *scenarios.Spec, r *host.Result) {
 func writeCpumapCosts(w io.Writer, s *scenarios.Spec, r *host.Result) {
 	c := r.Cpumap
 	fmt.Fprintf(w, "  %-20s %s\n", "remote delivery", deliveryText(s, c))
-	fmt.Fprintf(w, "  %-20s RX CPU %s %.0f%% busy, %.0f ns/pkt (max %s); remote CPU %s %.0f%% busy, %.0f ns/pkt (max %s)\n",
-		"saturation", rxCPUs(r), 100*c.RxBusy, c.RxNSPerPkt, mpps(c.RxNSPerPkt), joinInts(c.CPUs), 100*c.RemoteBusy, c.RemoteNSPerPkt, mpps(c.RemoteNSPerPkt))
+	each := ""
+	if len(c.CPUs) > 1 {
+		each = " each"
+	}
+	fmt.Fprintf(w, "  %-20s RX CPU %s %.0f%% busy, %.0f ns/pkt (max %s); remote CPU %s %.0f%% busy, %.0f ns/pkt (max %s%s)\n",
+		"saturation", rxCPUs(r), 100*c.RxBusy, c.RxNSPerPkt, mpps(c.RxNSPerPkt), joinInts(c.CPUs), 100*c.RemoteBusy, c.RemoteNSPerPkt, mpps(c.RemoteNSPerPkt), each)
 	why := map[string]string{
 		"remote": "the remote CPU limits: its ring fills and the RX CPU drops at enqueue",
 		"rx":     "the RX CPU limits: it cannot take more frames off the NIC ring",

@@ -8,22 +8,22 @@ import (
 )
 
 // histSub is the number of sub-buckets per power of two (relative bucket
-// width 1/32 above 64 ns; exact below).
+// width 1/128 above 256 ns; exact below).
 const (
-	histSubBits = 5
+	histSubBits = 7
 	histSub     = 1 << histSubBits
 	histExact   = 2 * histSub
 	histBuckets = histExact + 48*histSub
 )
 
 // Histogram is a log-linear latency histogram in nanoseconds: values below
-// 64 ns are exact, above they fall in buckets of 1/32 of their power of
+// 256 ns are exact, above they fall in buckets of 1/128 of their power of
 // two. It does not allocate when recording.
 //
 // Percentile definition: Quantile(q) is the nearest-rank percentile, the
 // smallest recorded value v such that at least q of all samples are <= v
 // (rank ceil(q*N)), reported as the midpoint of the bucket holding it, so
-// within 1/64 of the true sample value. Mean is exact.
+// within 1/256 of the true sample value. Mean is exact.
 type Histogram struct {
 	counts [histBuckets]uint64
 	n      uint64
