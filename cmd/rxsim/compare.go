@@ -42,6 +42,8 @@ type compareConfig struct {
 	MinEffect float64
 	Workers   int
 	Metrics   []string
+	// Progress, if not nil, is called once per finished replication.
+	Progress func()
 }
 
 // compareSide is one side of a comparison.
@@ -120,7 +122,10 @@ func cmdCompare(stdout, stderr io.Writer, args []string) error {
 	if *metrics != "" {
 		cfg.Metrics = strings.Split(*metrics, ",")
 	}
+	bar := newBar(stderr, 2*cfg.Reps, *asJSON)
+	cfg.Progress = bar.add
 	doc, err := runCompare(cfg)
+	bar.finish()
 	if err != nil {
 		return err
 	}
@@ -184,7 +189,8 @@ func runCompare(cfg compareConfig) (*compareDoc, error) {
 		jobs = append(jobs, sweep.Job{Index: 2 * i, Point: 0, Rep: i, Seed: sA},
 			sweep.Job{Index: 2*i + 1, Point: 1, Rep: i, Seed: sB})
 	}
-	runs, err := sweep.Execute([]string{"A", "B"}, []*scenarios.Spec{sa, sb}, jobs, sweep.Options{Workers: cfg.Workers, Sim: simMetrics})
+	runs, err := sweep.Execute([]string{"A", "B"}, []*scenarios.Spec{sa, sb}, jobs,
+		sweep.Options{Workers: cfg.Workers, Sim: simMetrics, Progress: cfg.Progress})
 	if err != nil {
 		return nil, err
 	}

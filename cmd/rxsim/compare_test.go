@@ -87,12 +87,17 @@ func cheapCompare(seed uint64, setsB ...string) compareConfig {
 
 // TestCompareFalsePositives runs 100 comparisons of identical configs
 // (seeds 1..4000, disjoint per trial) and counts the trials that report
-// `~` for each metric: a 5% test gives ~95.
+// `~` for each metric. A correct 5% test gives 95 on average, but the
+// count is Binomial(100, 0.95): a correct test falls below 95 in 38% of
+// seed sets (P(X <= 94)), so requiring >= 95 would fail a correct test
+// that often. The test logs the count and fails below 90: a correct test
+// fails with probability 1.1%, and a false-positive rate of 15% or more is
+// caught with probability >= 0.90.
 func TestCompareFalsePositives(t *testing.T) {
 	if testing.Short() {
 		t.Skip("4000 short simulations")
 	}
-	const trials = 100
+	const trials, minSame = 100, 90
 	same := map[string]int{}
 	for k := 0; k < trials; k++ {
 		d, err := runCompare(cheapCompare(uint64(1 + 40*k)))
@@ -106,9 +111,9 @@ func TestCompareFalsePositives(t *testing.T) {
 		}
 	}
 	for _, m := range []string{"rx_pps", "cpu_busy_pct"} {
-		t.Logf("%s: ~ in %d of %d trials", m, same[m], trials)
-		if same[m] < 95 {
-			t.Errorf("%s: ~ in %d of %d trials of identical configs, want >= 95", m, same[m], trials)
+		t.Logf("%s: ~ in %d of %d trials of identical configs", m, same[m], trials)
+		if same[m] < minSame {
+			t.Errorf("%s: ~ in %d of %d trials of identical configs, want >= %d", m, same[m], trials, minSame)
 		}
 	}
 }
