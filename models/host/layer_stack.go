@@ -10,6 +10,14 @@ import (
 	"github.com/rxsim/rxsim/sim"
 )
 
+// The stack, backlog and cpumap meet through small interfaces.
+var (
+	_ stack.Steerer          = (*backlog.Set)(nil)
+	_ backlog.Receiver       = (*stack.Stack)(nil)
+	_ cpumap.Receiver        = (*stack.Stack)(nil)
+	_ cpumap.BacklogEnqueuer = (*backlog.Set)(nil)
+)
+
 // StackLayer builds the path above the driver for NIC devices (veth has its
 // own layer): the stack with UDP and its sockets and reading applications,
 // the per-CPU backlogs with RPS, the XDP_PASS path of every queue
