@@ -33,6 +33,12 @@ type tcpSender struct {
 	flow, hash     uint32
 	sndUna, sndNxt uint32
 	rwnd           uint32
+	// cwnd and ssthresh (bytes): Reno's response to a loss, so that a
+	// go-back-N round does not resend a whole window into an overloaded
+	// receiver at line rate again and again. cwnd starts at the receiver's
+	// window (no slow start) and is never the limit without losses.
+	cwnd, ssthresh uint32
+	cwndAcc        uint32 // bytes acknowledged towards the next +MSS in congestion avoidance
 	// epoch numbers the go-back-N rounds; segments carry it in Txn.
 	epoch    uint32
 	rtoArmed bool
@@ -56,8 +62,10 @@ type TCPStreamStats struct {
 // allows, in TSO bursts of at most TSOBytes, back to back at wire speed.
 // Loss (ring drops, socket drops) is repaired by going back to the first
 // unacknowledged byte when the receiver reports an out-of-order segment of
-// the current round, or after TCPRTOMin without progress. Congestion
-// control, slow start and pacing are not modelled.
+// the current round, or after TCPRTOMin without progress; a loss halves
+// the window in flight (Reno's cwnd, grown back by one MSS per window).
+// Without loss the window is the receiver's: there is no slow start, SACK,
+// pacing or other congestion control.
 type TCPStream struct {
 	cfg   TCPStreamConfig
 	wire  *Wire
@@ -75,7 +83,7 @@ func NewTCPStream(cfg TCPStreamConfig, wire *Wire, rev *Link, eng *sim.Engine) *
 	s := &TCPStream{cfg: cfg, wire: wire, rev: rev, eng: eng, flows: make([]tcpSender, cfg.Streams)}
 	for i := range s.flows {
 		f := cfg.FirstFlow + uint32(i)
-		s.flows[i] = tcpSender{flow: f, hash: FlowHash(f), rwnd: cfg.InitWindow}
+		s.flows[i] = tcpSender{flow: f, hash: FlowHash(f), rwnd: cfg.InitWindow, cwnd: max(cfg.InitWindow, uint32(2*cfg.MSS)), ssthresh: maxCwnd}
 	}
 	return s
 }
@@ -94,6 +102,7 @@ func (s *TCPStream) Flows() []uint32 {
 func (s *TCPStream) SetInitWindow(wnd uint32) {
 	for i := range s.flows {
 		s.flows[i].rwnd = wnd
+		s.flows[i].cwnd = max(wnd, uint32(2*s.cfg.MSS))
 	}
 }
 
@@ -121,8 +130,9 @@ func (s *TCPStream) Ack(t sim.Time, flow, ack, wnd uint32, sack int64) {
 	}
 	at := s.rev.Transmit(float64(t), TCPFrameOverhead)
 	s.Stats.Acks++
-	if int32(ack-f.sndUna) > 0 {
+	if acked := int32(ack - f.sndUna); acked > 0 {
 		f.sndUna = ack
+		s.grow(f, uint32(acked))
 	}
 	f.rwnd = wnd
 	if sack >= 0 && uint32(sack) == f.epoch {
@@ -134,8 +144,30 @@ func (s *TCPStream) Ack(t sim.Time, flow, ack, wnd uint32, sack int64) {
 // Data is response data from the receiver; a stream receiver sends none.
 func (s *TCPStream) Data(t sim.Time, flow, ack uint32, bytes int) { s.Ack(t, flow, ack, 0, -1) }
 
+// maxCwnd bounds cwnd (a window the receiver never advertises).
+const maxCwnd = 1 << 30
+
+// grow is tcp_cong_avoid for Reno: slow start below ssthresh, one MSS per
+// window acknowledged above it.
+func (s *TCPStream) grow(f *tcpSender, acked uint32) {
+	if f.cwnd < f.ssthresh {
+		f.cwnd = min(f.cwnd+acked, maxCwnd)
+		return
+	}
+	f.cwndAcc += acked
+	if f.cwndAcc >= f.cwnd {
+		f.cwndAcc -= f.cwnd
+		f.cwnd = min(f.cwnd+uint32(s.cfg.MSS), maxCwnd)
+	}
+}
+
+// goBack starts a go-back-N round from the first unacknowledged byte and
+// halves the window in flight (ssthresh = cwnd = flight/2, at least 2 MSS).
 func (s *TCPStream) goBack(f *tcpSender) {
-	s.Stats.Retransmits += uint64(int32(f.sndNxt-f.sndUna)) / uint64(s.cfg.MSS)
+	flight := f.sndNxt - f.sndUna
+	s.Stats.Retransmits += uint64(flight) / uint64(s.cfg.MSS)
+	f.ssthresh = max(flight/2, uint32(2*s.cfg.MSS))
+	f.cwnd, f.cwndAcc = f.ssthresh, 0
 	f.sndNxt = f.sndUna
 	f.epoch++
 }
@@ -145,7 +177,7 @@ func (s *TCPStream) push(f *tcpSender, at float64) {
 	mss := s.cfg.MSS
 	sent := false
 	for {
-		avail := int(int32(f.sndUna + f.rwnd - f.sndNxt))
+		avail := int(int32(f.sndUna + min(f.rwnd, f.cwnd) - f.sndNxt))
 		n := min(avail, s.cfg.TSOBytes) / mss
 		if n <= 0 {
 			break
@@ -193,6 +225,7 @@ func (r *rtoTimer) Fire(now sim.Time, i int64) {
 	if f.sndUna == f.rtoUna {
 		s.Stats.RTOs++
 		s.goBack(f)
+		f.cwnd = uint32(s.cfg.MSS) // tcp_enter_loss: cwnd 1, slow start to ssthresh
 	}
 	s.push(f, float64(now))
 }

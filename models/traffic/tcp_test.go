@@ -146,7 +146,8 @@ func TestStreamGoBackN(t *testing.T) {
 		wantSent int
 		wantSeq  uint32
 	}{
-		{"dup ACK of the current round goes back to the hole", 0, 8, 2 * 1448},
+		// 8 segments were in flight after the hole: cwnd halves to 4.
+		{"dup ACK of the current round goes back to the hole", 0, 4, 2 * 1448},
 		{"dup ACK of an old round is ignored", 5, 0, 0},
 	}
 	for _, c := range cases {
@@ -181,8 +182,15 @@ func TestStreamRTO(t *testing.T) {
 	drain(w) // all lost, no ACK ever comes
 	eng.Run(TCPRTOMin + sim.Microsecond)
 	ps := drain(w)
-	if s.Stats.RTOs != 1 || len(ps) != 3 || ps[0].Seq != 0 || ps[0].Txn != 1 {
-		t.Errorf("RTOs %d, resent %d (first %+v), want 1 RTO and 3 segments from 0", s.Stats.RTOs, len(ps), ps)
+	// tcp_enter_loss: cwnd 1 MSS, so one segment from the hole.
+	if s.Stats.RTOs != 1 || len(ps) != 1 || ps[0].Seq != 0 || ps[0].Txn != 1 {
+		t.Errorf("RTOs %d, resent %d (first %+v), want 1 RTO and 1 segment from 0", s.Stats.RTOs, len(ps), ps)
+	}
+	// Its ACK grows cwnd to 2 MSS (slow start up to ssthresh = max(3/2, 2)
+	// MSS): two more.
+	s.Ack(ps[0].Arrival, 0, 1448, 3*1448, -1)
+	if n := len(drain(w)); n != 2 {
+		t.Errorf("after the first ACK: %d segments, want 2", n)
 	}
 	if at := ps[0].Arrival; at < TCPRTOMin {
 		t.Errorf("retransmission arrives %d, before the RTO", at)
