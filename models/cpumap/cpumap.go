@@ -342,19 +342,37 @@ func (m *Map) flushBq(w *sim.Work, e *Entry, rxCPU int) {
 	if m.cfg.Delivery == Backlog {
 		w.Add(m.fnAlloc, m.cAllocCall+sim.Time(n)*m.cAllocPkt)
 	}
-	for i := 0; i < n; i++ {
-		p := bq.q[i]
-		if m.cfg.Delivery == Backlog {
+	if m.cfg.Delivery == Backlog {
+		for i := 0; i < n; i++ {
+			p := bq.q[i]
 			w.Add(m.fnBuild, m.cBuild)
 			p.CsumOK, p.Hash = false, 0
 			m.backlog.Enqueue(w, rxCPU, e.CPU, p) // drops are the backlog's
-			continue
 		}
-		if !e.Ring.Produce(p) {
+	} else {
+		// Dropped frames go back to their RX queue
+		// (xdp_return_frame_rx_napi); the releases of consecutive frames
+		// of one queue are summed.
+		dropSegs, relQ, relN := 0, uint16(0), 0
+		for i := 0; i < n; i++ {
+			p := &bq.q[i]
+			if e.Ring.Produce(*p) {
+				continue
+			}
 			drops++
-			w.Add(m.fnRet, m.cRet)
-			m.led.Drop(pkt.CpumapEnqueue, p.WireSegs())
-			m.rel(p.Queue, p.WireSegs())
+			segs := p.WireSegs()
+			dropSegs += segs
+			if relN > 0 && p.Queue != relQ {
+				m.rel(relQ, relN)
+				relN = 0
+			}
+			relQ = p.Queue
+			relN += segs
+		}
+		if drops > 0 {
+			w.Add(m.fnRet, sim.Time(drops)*m.cRet)
+			m.led.Drop(pkt.CpumapEnqueue, dropSegs)
+			m.rel(relQ, relN)
 		}
 	}
 	bq.n, bq.segs = 0, 0
