@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -260,6 +261,9 @@ func throughputChart(title string, rep *sweep.Report, gs []seriesGroup, xi int, 
 	var ss []plots.Series
 	for _, g := range gs {
 		s := plots.Series{Name: g.name}
+		if s.Name == "" {
+			s.Name = metric
+		}
 		ci := true
 		for _, p := range g.points {
 			st, ok := p.Stats[metric]
@@ -289,6 +293,9 @@ func latencyChart(title string, rep *sweep.Report, gs []seriesGroup, xi int) (pl
 	var ss []plots.LatencySeries
 	for _, g := range gs {
 		s := plots.LatencySeries{Name: g.name}
+		if s.Name == "" {
+			s.Name = "latency"
+		}
 		for _, p := range g.points {
 			for _, q := range []struct {
 				m string
@@ -372,7 +379,7 @@ func plotCompare(d *compareDoc, ps plotSpec) (plots.Chart, error) {
 	}
 	title := ps.Title
 	if title == "" {
-		title = "A: " + sideName(d.A) + "\nB: " + sideName(d.B)
+		title = compareTitle(d)
 	}
 	switch ps.Kind {
 	case "box":
@@ -381,4 +388,18 @@ func plotCompare(d *compareDoc, ps plotSpec) (plots.Chart, error) {
 		return plots.LatencyCDF(title, []plots.CDFSeries{{Name: "A", Samples: a}, {Name: "B", Samples: b}}, plots.Options{XLabel: m})
 	}
 	return nil, usagef("plot: a compare result draws --kind box or cdf, not %q", ps.Kind)
+}
+
+// compareTitle names the two sides briefly: "A: x; B: A --set k=v" when B
+// is A with more sets.
+func compareTitle(d *compareDoc) string {
+	a, b := d.A, d.B
+	if a.Scenario == b.Scenario && len(b.Sets) >= len(a.Sets) && slices.Equal(a.Sets, b.Sets[:len(a.Sets)]) {
+		extra := b.Sets[len(a.Sets):]
+		if len(extra) == 0 {
+			return "A: " + a.Scenario + "; B: the same"
+		}
+		return "A: " + a.Scenario + "; B: A --set " + strings.Join(extra, " --set ")
+	}
+	return "A: " + a.Scenario + "; B: " + b.Scenario
 }
