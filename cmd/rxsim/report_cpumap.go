@@ -70,7 +70,7 @@ func deliveryText(s *scenarios.Spec, c *host.CpumapResult) string {
 	b := c.KthreadBatchAvg
 	switch c.Delivery {
 	case "single":
-		return fmt.Sprintf("single: netif_receive_skb per packet pays every per-call part: netif_receive_skb %.0f+%.0f, ip_rcv %.0f+%.0f ns = %.0f ns call overhead per packet",
+		return fmt.Sprintf("single: netif_receive_skb_core per packet (no RPS) pays every per-call part: netif_receive_skb %.0f+%.0f, ip_rcv %.0f+%.0f ns = %.0f ns call overhead per packet",
 			rx.Call, rx.Pkt, ip.Call, ip.Pkt, calls)
 	case "list":
 		per := calls

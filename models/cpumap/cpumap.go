@@ -29,7 +29,8 @@ type Delivery uint8
 
 // Delivery modes.
 const (
-	// Single is per-packet netif_receive_skb_core in the kthread (v4.15-v5.12).
+	// Single is per-packet netif_receive_skb_core in the kthread (v4.15-v5.12;
+	// it bypasses RPS).
 	Single Delivery = iota
 	// List is netif_receive_skb_list per batch of <= 8 (v5.13-v6.14).
 	List
@@ -87,10 +88,11 @@ func ParseRemoteAction(s string) (RemoteAction, error) {
 	return 0, fmt.Errorf("cpumap: unknown remote action %q", s)
 }
 
-// Receiver is the stack on the remote CPU: netif_receive_skb per skb and
-// netif_receive_skb_list per batch (models/stack.Stack implements it).
+// Receiver is the stack on the remote CPU: netif_receive_skb_core per skb
+// (single delivery: no RPS) and netif_receive_skb_list per batch (RPS
+// applies), as models/stack.Stack implements them.
 type Receiver interface {
-	Receive(w *sim.Work, cpu int, p pkt.Packet)
+	ReceiveCore(w *sim.Work, cpu int, p pkt.Packet)
 	ReceiveList(w *sim.Work, cpu int, skbs []pkt.Packet)
 }
 

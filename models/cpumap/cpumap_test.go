@@ -36,7 +36,7 @@ func (s *sink) take(p pkt.Packet) {
 	s.q.Release(p.WireSegs()) // the skb is freed: its page goes back
 }
 
-func (s *sink) Receive(w *sim.Work, cpu int, p pkt.Packet) { s.single++; s.take(p) }
+func (s *sink) ReceiveCore(w *sim.Work, cpu int, p pkt.Packet) { s.single++; s.take(p) }
 
 func (s *sink) ReceiveList(w *sim.Work, cpu int, skbs []pkt.Packet) {
 	s.lists++

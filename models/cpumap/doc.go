@@ -21,7 +21,8 @@
 //   - The optional cpumap XDP program (pass, drop, redirect) with its cost,
 //     the bulk skb allocation and __xdp_build_skb_from_frame (no checksum
 //     status: CsumOK false; no hash: Hash 0).
-//   - Delivery modes: single (netif_receive_skb per skb, < v5.13), list
+//   - Delivery modes: single (netif_receive_skb_core per skb, no RPS,
+//     < v5.13), list
 //     (netif_receive_skb_list per batch, v5.13-v6.14), gro (a standalone GRO
 //     node flushed every 64 packets old-only and on an empty ring fully,
 //     v6.15+), napi (a threaded NAPI with budget, napi_gro_receive and

@@ -39,7 +39,7 @@ func (k *kthread) Run(now sim.Time, w *sim.Work) {
 	switch m.cfg.Delivery {
 	case Single:
 		for i := range kept {
-			m.recv.Receive(w, e.CPU, kept[i])
+			m.recv.ReceiveCore(w, e.CPU, kept[i])
 		}
 	case List:
 		m.recv.ReceiveList(w, e.CPU, kept)

@@ -112,8 +112,7 @@ func (s *Stack) Register(proto pkt.Proto, r L4Receiver) {
 }
 
 // Receive is netif_receive_skb(skb) on cpu: the per-call part, the RPS
-// hook, then __netif_receive_skb. Used by per-packet delivery (the cpumap
-// kthread before v5.13).
+// hook, then __netif_receive_skb.
 func (s *Stack) Receive(w *sim.Work, cpu int, p pkt.Packet) {
 	s.Stats.Calls++
 	w.Add(s.fnRecv, s.cRecvCall)
@@ -121,6 +120,15 @@ func (s *Stack) Receive(w *sim.Work, cpu int, p pkt.Packet) {
 		s.Stats.Steered++
 		return
 	}
+	s.DeliverSkb(w, cpu, p)
+}
+
+// ReceiveCore is netif_receive_skb_core(skb) on cpu: the per-call part and
+// __netif_receive_skb_core without the RPS hook, as the cpumap kthread
+// called it per packet before v5.13.
+func (s *Stack) ReceiveCore(w *sim.Work, cpu int, p pkt.Packet) {
+	s.Stats.Calls++
+	w.Add(s.fnRecv, s.cRecvCall)
 	s.DeliverSkb(w, cpu, p)
 }
 
