@@ -22,12 +22,12 @@
 //     the bulk skb allocation and __xdp_build_skb_from_frame (no checksum
 //     status: CsumOK false; no hash: Hash 0).
 //   - Delivery modes: single (netif_receive_skb_core per skb, no RPS,
-//     < v5.13), list
-//     (netif_receive_skb_list per batch, v5.13-v6.14), gro (a standalone GRO
-//     node flushed every 64 packets old-only and on an empty ring fully,
-//     v6.15+), napi (a threaded NAPI with budget, napi_gro_receive and
-//     napi_complete_done), backlog (skbs built on the RX CPU and handed to
-//     the target CPU's backlog NAPI with enqueue_to_backlog).
+//     < v5.13), list (netif_receive_skb_list per batch, v5.13-v6.14), gro
+//     (a standalone GRO node flushed every 64 packets old-only and on an
+//     empty ring fully, v6.15+), napi (a threaded NAPI with budget,
+//     napi_gro_receive and napi_complete_done), backlog (skbs built on the
+//     RX CPU and handed to the target CPU's backlog NAPI with
+//     enqueue_to_backlog).
 //   - Buffers: a frame dropped at enqueue or by the cpumap program is
 //     returned to its RX queue at once; a frame turned into an skb keeps
 //     its page until the skb is freed by the stack.
