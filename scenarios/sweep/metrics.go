@@ -39,6 +39,8 @@ func Names(ms ...Metrics) []string {
 //	cpu<N>.<class>_pct, cpu<N>.idle_pct                         per CPU and class (hardirq, softirq, ...)
 //	cpumap.drop_pct                                             cpumap enqueue drops in % of offered
 //	cpumap.<field>, udp.<field>, latency_us.<p50|p90|p99|mean>  sections of later models, when present
+//	goodput_gbps transactions_per_sec acks_per_sec              TCP (netperf figures), when present
+//	tcp.<field>, gro.<field>, gro.flush.<reason>                TCP and GRO detail (flushes per second)
 //	extra.<key>                                                 numeric values of Result.Extra
 //	ledger.imbalance                                            offered − delivered − dropped − queued (0 when packets are conserved)
 //
@@ -106,6 +108,7 @@ func (m Metrics) ext(r *host.Result) {
 		m.set("latency_us.p99", l.P99)
 		m.set("latency_us.mean", l.Mean)
 	}
+	m.tcp(r)
 	for _, k := range host.Names(r.Extra) {
 		switch v := r.Extra[k].(type) {
 		case float64:
@@ -116,6 +119,34 @@ func (m Metrics) ext(r *host.Result) {
 			m.set("extra."+k, float64(v))
 		case uint64:
 			m.set("extra."+k, float64(v))
+		}
+	}
+}
+
+// tcp adds the TCP layer's figures: goodput_gbps, transactions_per_sec,
+// acks_per_sec, tcp.<field> and gro.<field> (gro.flush.<reason> per second).
+func (m Metrics) tcp(r *host.Result) {
+	t := r.TCP
+	if t == nil {
+		return
+	}
+	m.set("goodput_gbps", r.GoodputGbps)
+	m.set("transactions_per_sec", r.TransactionsPerSec)
+	if r.AcksPerSec != nil {
+		m.set("acks_per_sec", *r.AcksPerSec)
+	}
+	m.set("tcp.segments_per_sec", t.SegmentsPerSec)
+	m.set("tcp.segs_per_skb", t.SegsPerSkb)
+	m.set("tcp.segs_per_ack", t.SegsPerAck)
+	m.set("tcp.retransmits_per_sec", t.Retransmits)
+	m.set("tcp.service_demand", t.ServiceDemand)
+	if g := r.GRO; g != nil {
+		m.set("gro.merged_per_super_skb", g.MergedPerSuperSkb)
+		m.set("gro.segs_per_skb", g.SegsPerSkb)
+		m.set("gro.lists_per_sec", g.ListsPerSec)
+		m.set("gro.skbs_per_list", g.SkbsPerList)
+		for _, k := range host.Names(g.Flushes) {
+			m.set("gro.flush."+k, float64(g.Flushes[k])/r.SimSeconds)
 		}
 	}
 }
