@@ -65,6 +65,9 @@ func TCPLayer(h *Host) error {
 	if x.Stack == nil {
 		return fmt.Errorf("host: traffic.kind %s needs the stack layer (StackLayer before TCPLayer)", s.Traffic.Kind)
 	}
+	if err := h.need("tcp", "tcp_v4_rcv", "tcp_send_ack", "tcp_recvmsg", "_copy_to_iter", "tcp_sendmsg", "sock_def_readable"); err != nil {
+		return err
+	}
 	x.collectGRO()
 	if err := x.buildTCP(); err != nil {
 		return err

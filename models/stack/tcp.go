@@ -24,6 +24,14 @@ package stack
 // ACKs from tcp_v4_rcv, the application for ACKs from tcp_cleanup_rbuf and
 // for responses) and a hand-off to the remote peer at the step's clock.
 //
+// A CPU step is atomic: a softirq step queues all its skbs when it starts,
+// each stamped with the step's clock at that point; the reader only takes
+// skbs stamped at or before its own clock (and sleeps until the next one),
+// and __tcp_ack_snd_check judges the window by the queue as it stood when
+// the step began. A reader that sleeps until an skb stamped ahead of it is
+// woken without charging the wake-up to the softirq (the step that queued
+// it was already charged).
+//
 // Left out: the out-of-order queue (an out-of-order segment is dropped and
 // the peer goes back to the hole), SACK, the socket backlog while the user
 // holds the socket lock, receive-buffer autotuning (tcp_rcv_space_adjust),
