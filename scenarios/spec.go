@@ -154,6 +154,9 @@ type Stack struct {
 	Listen bool `toml:"listen"`
 	// Rcvbuf is SO_RCVBUF in bytes (the kernel doubles the user value; this is the doubled value).
 	Rcvbuf int `toml:"rcvbuf"`
+	// Truesize is the skb->truesize a received UDP datagram charges to the
+	// socket (0 = the model's SKB_TRUESIZE of a half-page RX buffer, 2304).
+	Truesize int `toml:"truesize"`
 }
 
 // App configures the application reading the socket(s).

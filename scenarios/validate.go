@@ -124,6 +124,12 @@ func (s *Spec) validate() error {
 		func() error { return rangeInt("gro.normal_batch", s.GRO.NormalBatch, 0, 1<<16) },
 		func() error { return rangeInt("gro.max_size", s.GRO.MaxSize, 1500, 524280) },
 		func() error { return rangeInt("stack.rcvbuf", s.Stack.Rcvbuf, 2048, 1<<30) },
+		func() error {
+			if s.Stack.Truesize == 0 {
+				return nil
+			}
+			return rangeInt("stack.truesize", s.Stack.Truesize, 256, 1<<17)
+		},
 		func() error { return cpuList("app.cpus", s.App.CPUs, s.CPUs) },
 		func() error { return rangeInt("app.batch", s.App.Batch, 1, 1024) },
 		func() error { return oneOf("traffic.kind", s.Traffic.Kind, "pktgen", "udp", "tcp_stream", "tcp_rr") },

@@ -102,7 +102,11 @@ func (h *Host) buildSockets(x *StackExt) {
 		n = len(s.App.CPUs)
 	}
 	for i := 0; i < n; i++ {
-		sk := x.UDP.Bind(s.Stack.Rcvbuf)
+		ts := stack.SkbTruesize
+		if s.Stack.Truesize > 0 {
+			ts = s.Stack.Truesize
+		}
+		sk := x.UDP.BindTruesize(s.Stack.Rcvbuf, ts)
 		if !s.App.Enabled {
 			continue
 		}

@@ -46,10 +46,14 @@ func NewUDP(st *Stack, funcs *sim.Funcs) *UDP {
 }
 
 // Bind adds a socket bound to the traffic's port with receive buffer rcvbuf
-// (sk_rcvbuf, bytes). Several sockets share the port with SO_REUSEPORT:
-// a flow always maps to the same one.
-func (u *UDP) Bind(rcvbuf int) *Socket {
-	sk := newSocket(len(u.socks), rcvbuf, u)
+// (sk_rcvbuf, bytes), each skb charging SkbTruesize. Several sockets share
+// the port with SO_REUSEPORT: a flow always maps to the same one.
+func (u *UDP) Bind(rcvbuf int) *Socket { return u.BindTruesize(rcvbuf, SkbTruesize) }
+
+// BindTruesize is Bind with another per-skb truesize in bytes (e.g. the
+// smaller truesize of a copy-break skb whose head was allocated for it).
+func (u *UDP) BindTruesize(rcvbuf, truesize int) *Socket {
+	sk := newSocket(len(u.socks), rcvbuf, max(truesize, 1), u)
 	u.socks = append(u.socks, sk)
 	return sk
 }
@@ -90,12 +94,14 @@ func reuseport(flow uint32, n int) int {
 type Socket struct {
 	ID     int
 	Rcvbuf int
-	u      *UDP
-	rmem   int
-	q      []pkt.Packet
-	head   int
-	n      int
-	segs   int
+	// Truesize is what each queued skb charges to sk_rmem_alloc.
+	Truesize int
+	u        *UDP
+	rmem     int
+	q        []pkt.Packet
+	head     int
+	n        int
+	segs     int
 
 	reader   *App
 	sleeping bool
@@ -106,9 +112,9 @@ type Socket struct {
 	MaxQueued    int
 }
 
-func newSocket(id, rcvbuf int, u *UDP) *Socket {
+func newSocket(id, rcvbuf, truesize int, u *UDP) *Socket {
 	// rmem_before <= rcvbuf admits rcvbuf/truesize + 1 skbs.
-	return &Socket{ID: id, Rcvbuf: rcvbuf, u: u, q: make([]pkt.Packet, rcvbuf/SkbTruesize+2)}
+	return &Socket{ID: id, Rcvbuf: rcvbuf, Truesize: truesize, u: u, q: make([]pkt.Packet, rcvbuf/truesize+2)}
 }
 
 // Len returns the skbs queued.
@@ -137,7 +143,7 @@ func (sk *Socket) enqueue(w *sim.Work, p pkt.Packet) {
 		u.st.Release(p.Queue, segs)
 		return
 	}
-	sk.rmem += SkbTruesize
+	sk.rmem += sk.Truesize
 	i := sk.head + sk.n
 	if i >= len(sk.q) {
 		i -= len(sk.q)
@@ -167,6 +173,6 @@ func (sk *Socket) pop() pkt.Packet {
 	}
 	sk.n--
 	sk.segs -= p.WireSegs()
-	sk.rmem -= SkbTruesize
+	sk.rmem -= sk.Truesize
 	return p
 }
