@@ -25,6 +25,7 @@ func cmdCalibrate(stdout, stderr io.Writer, args []string) error {
 	out := fs.String("out", "", "write the calibrated cost profile here (e.g. hw/profiles/cpu/fc-epyc-2vcpu.toml)")
 	evals := fs.Int("evals", 400, "maximum objective evaluations")
 	stages := fs.String("stages", "", "comma-separated stages to consider (default: all on the path)")
+	metrics := fs.String("metrics", "", "comma-separated metrics to fit: rx_pps, kthread_pps, delivered_pps (default all; the others are reported as held out)")
 	progress := fs.Bool("progress", false, "print fit progress to stderr")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: rxsim calibrate [--measurements FILE]... [--holdout a,b,...] [--out hw/profiles/cpu/NAME.toml]")
@@ -64,6 +65,7 @@ func cmdCalibrate(stdout, stderr io.Writer, args []string) error {
 		o.Holdout[h] = true
 	}
 	o.Stages = calibList(*stages)
+	o.Metrics = calibList(*metrics)
 	if *progress {
 		o.Log = func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }
 	}

@@ -191,6 +191,9 @@ type Options struct {
 	// sets it from the measured rate (0: 1 ms, 10 ms, 20000).
 	MinSim, MaxSim time.Duration
 	PktsPerSim     float64
+	// Metrics restricts the fitted metrics (nil: all); targets of other
+	// metrics are reported as held out.
+	Metrics []string
 	// NoMachine leaves out the machine factor (see machineStage).
 	NoMachine bool
 	// Seed of every simulation (0: 1).
@@ -311,7 +314,13 @@ func Run(o Options) (*Report, error) {
 	}
 	rep.Profile = cp
 	stages := o.stages(base)
-	held := func(t Target) bool { return o.Holdout[t.Name] || o.Holdout[t.Run()] }
+	fitMetric := map[string]bool{}
+	for _, m := range o.Metrics {
+		fitMetric[m] = true
+	}
+	held := func(t Target) bool {
+		return o.Holdout[t.Name] || o.Holdout[t.Run()] || len(fitMetric) > 0 && !fitMetric[t.Metric]
+	}
 	before, err := simulateAll(ps, rs, base, nil, nil, o.Seed)
 	if err != nil {
 		return nil, err
@@ -474,6 +483,14 @@ func identify(ps []prepared, rs runs, fitIdx []int, base *hw.Profile, stages []S
 	return active, fixed, nil
 }
 
+// weight is a target's weight in the objective: the inverse square of its
+// relative uncertainty, taken as a floor of 5 % plus half the relative range
+// of its per-repetition medians, normalised to 1 for a 5 % target.
+func weight(t Target) float64 {
+	u := 0.05 + t.Spread/2
+	return 0.05 * 0.05 / (u * u)
+}
+
 // fit runs Nelder-Mead over the log scales of the active stages.
 func fit(ps []prepared, rs runs, fitIdx []int, base *hw.Profile, active []Stage, o Options) ([]float64, int, string, error) {
 	lo, hi := math.Log(minScale), math.Log(maxScale)
@@ -502,7 +519,7 @@ func fit(ps []prepared, rs runs, fitIdx []int, base *hw.Profile, active []Stage,
 				continue
 			}
 			e := math.Log(v / ps[i].t.Measured)
-			sum += e * e
+			sum += weight(ps[i].t) * e * e
 		}
 		for j, v := range x {
 			if !active[j].Free {
@@ -518,16 +535,31 @@ func fit(ps []prepared, rs runs, fitIdx []int, base *hw.Profile, active []Stage,
 		}
 		return sum
 	}
-	x0 := make([]float64, len(active))
-	res, err := optimize.Minimize(optimize.Problem{Func: f}, x0,
-		&optimize.Settings{FuncEvaluations: o.MaxEvals, Converger: &optimize.FunctionConverge{Absolute: 1e-7, Iterations: 60}},
-		&optimize.NelderMead{SimplexSize: 0.3})
-	if simErr != nil {
-		return nil, evals, "", simErr
+	// Two rounds: from the prior with a wide simplex (0.3 in log space, a
+	// factor 1.35), then a restart from the best point with a narrow one,
+	// which un-sticks a simplex collapsed on the step-like objective (costs
+	// are whole nanoseconds).
+	x := make([]float64, len(active))
+	var status []string
+	for round, size := range []float64{0.3, 0.1} {
+		budget := o.MaxEvals*2/3 - evals
+		if round == 1 {
+			budget = o.MaxEvals - evals
+		}
+		if budget <= len(x)+1 {
+			break
+		}
+		res, err := optimize.Minimize(optimize.Problem{Func: f}, x,
+			&optimize.Settings{FuncEvaluations: budget, Converger: &optimize.FunctionConverge{Absolute: 1e-7, Iterations: 60}},
+			&optimize.NelderMead{SimplexSize: size})
+		if simErr != nil {
+			return nil, evals, "", simErr
+		}
+		if res == nil {
+			return nil, evals, "", fmt.Errorf("calibrate: optimize: %w", err)
+		}
+		x = res.X
+		status = append(status, res.Status.String())
 	}
-	if res == nil {
-		return nil, evals, "", fmt.Errorf("calibrate: optimize: %w", err)
-	}
-	status := res.Status.String()
-	return clamp(res.X), evals, status, nil
+	return clamp(x), evals, strings.Join(status, ", then "), nil
 }

@@ -20,7 +20,7 @@
 // simulator itself is the function, run for short simulated intervals.
 //
 // Calibration needs only saved measurements: it runs without root.
-// Left out: fitting metrics other than rx_pps (CPU shares, cpumap kthread
-// rates are reported by validate but not fitted), and per-repetition
-// weighting by spread.
+// Targets are rx_pps, and kthread_pps (cpumap) and delivered_pps
+// (listener) where measured. Left out: fitting CPU shares and probe
+// internals (polls, bulk sizes), which validate reports.
 package calibrate

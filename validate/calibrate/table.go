@@ -126,13 +126,13 @@ func thousands(v float64) string {
 // WriteTable prints the calibration table, the fitted stages and the
 // held-out summary.
 func WriteTable(w io.Writer, rep *Report) {
-	fmt.Fprintf(w, "%-36s %12s %12s %12s %8s %8s  %s\n", "configuration", "measured", "sim before", "sim after", "err bef", "error", "fit")
+	fmt.Fprintf(w, "%-44s %12s %12s %12s %8s %8s  %s\n", "configuration", "measured", "sim before", "sim after", "err bef", "error", "fit")
 	for _, r := range rep.Rows {
 		in := "in"
 		if !r.InFit {
 			in = "held out"
 		}
-		fmt.Fprintf(w, "%-36s %12s %12s %12s %+7.1f%% %+7.1f%%  %s\n", r.Name, thousands(r.Measured), thousands(r.Before), thousands(r.After), r.ErrBeforePct(), r.ErrPct(), in)
+		fmt.Fprintf(w, "%-44s %12s %12s %12s %+7.1f%% %+7.1f%%  %s\n", r.Name, thousands(r.Measured), thousands(r.Before), thousands(r.After), r.ErrBeforePct(), r.ErrPct(), in)
 	}
 	if len(rep.Fitted) > 0 {
 		fmt.Fprintln(w, "fitted stages (scale of the prior costs):")
