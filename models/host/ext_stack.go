@@ -71,7 +71,7 @@ func (x *StackExt) Queued() int {
 func (x *StackExt) Report(r *Result, secs float64) {
 	now, old := x.counters(), x.snap
 	rate := func(a, b uint64) float64 { return float64(a-b) / secs }
-	if now.skbs > 0 || len(x.UDP.Sockets()) > 0 {
+	if u := now.udp; u.InDatagrams+u.NoPorts+u.RcvbufErrors > 0 || len(x.UDP.Sockets()) > 0 {
 		r.UDP = &UDPResult{
 			InDatagrams:  rate(now.udp.InDatagrams, old.udp.InDatagrams),
 			NoPorts:      rate(now.udp.NoPorts, old.udp.NoPorts),
