@@ -54,8 +54,11 @@ func New(cfg Config) *Harness {
 
 // QueueConfig describes one RX queue added to a harness.
 type QueueConfig struct {
-	CPU      int // IRQ (and softirq) CPU
-	Pkts     []pkt.Packet
+	CPU  int // IRQ (and softirq) CPU
+	Pkts []pkt.Packet
+	// Feed, if set, feeds the ring instead of Pkts (e.g. an RSS demux
+	// queue); it is not listed in Harness.Feeds.
+	Feed     nic.Feed
 	RingSize int // default 512
 	// RefillBatch defaults to 16 (ixgbe).
 	RefillBatch int
@@ -92,7 +95,11 @@ func (h *Harness) AddQueue(qc QueueConfig) *nic.Queue {
 	}
 	i := len(h.Queues)
 	f := NewFeed(qc.Pkts)
-	ring := nic.NewRxRing(qc.RingSize, f, &h.Led, qc.MaxPPS)
+	var feed nic.Feed = f
+	if qc.Feed != nil {
+		feed = qc.Feed
+	}
+	ring := nic.NewRxRing(qc.RingSize, feed, &h.Led, qc.MaxPPS)
 	hook := xdp.NewHook(qc.Prog, qc.CPU, qc.XDPCosts, &h.Led, h.Funcs)
 	itr := nic.NewITR(qc.Driver, qc.Adaptive, qc.ITRUsecs, qc.Gbps)
 	q := nic.NewQueue(nic.QueueConfig{Index: i, Driver: qc.Driver, RefillBatch: qc.RefillBatch, ITR: itr},

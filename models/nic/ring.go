@@ -12,6 +12,13 @@ type Feed interface {
 	Pop() pkt.Packet
 }
 
+// horizoner is a Feed shared with other rings through the RSS demux: the
+// ring tells it how far it reads before peeking, so that the feed hands out
+// every arrival up to then and can answer Peek with a lower bound beyond.
+type horizoner interface {
+	PullUntil(t sim.Time)
+}
+
 // CapDepth is the burst (in frames) the NIC absorbs above its packet-rate
 // capability: the RX packet buffer in front of the descriptor engine
 // (assumed; the XL710 datasheet value was not read).
@@ -29,6 +36,7 @@ type RxRing struct {
 	posted  int
 	cleaned int
 	feed    Feed
+	hfeed   horizoner // feed as a horizoner, nil if it is not one
 	led     *pkt.Ledger
 	// capacity limit (XL710 ~36 Mpps): a token bucket of capDepth frames
 	// refilled at capRate frames/ns.
@@ -46,6 +54,7 @@ type RxRing struct {
 // maxPPS > 0 limits the rate the NIC can take frames in.
 func NewRxRing(size int, feed Feed, led *pkt.Ledger, maxPPS float64) *RxRing {
 	r := &RxRing{size: size, slots: make([]pkt.Packet, size), posted: size - 1, feed: feed, led: led}
+	r.hfeed, _ = feed.(horizoner)
 	if maxPPS > 0 {
 		r.capRate = maxPPS / 1e9
 		r.capTokens = CapDepth
@@ -65,6 +74,9 @@ func (r *RxRing) Queued() int { return r.filled }
 // Advance pulls every arrival up to t into the ring, dropping those that
 // find no posted descriptor (rx_missed) or exceed the NIC's rate (nic_cap).
 func (r *RxRing) Advance(t sim.Time) {
+	if r.hfeed != nil {
+		r.hfeed.PullUntil(t)
+	}
 	for r.feed.Peek() <= t {
 		p := r.feed.Pop()
 		r.led.Offer(1)
@@ -96,7 +108,9 @@ func (r *RxRing) Advance(t sim.Time) {
 }
 
 // NextArrival returns when the ring will next have a filled descriptor:
-// the first filled one's arrival, else the feed's next arrival.
+// the first filled one's arrival, else the feed's next arrival (for an RSS
+// demux queue with none of its packets in sight, a lower bound: the
+// interrupt timer then finds nothing and re-arms).
 func (r *RxRing) NextArrival() sim.Time {
 	if r.filled > 0 {
 		return r.slots[r.head].Arrival

@@ -57,19 +57,56 @@ func (d *Demux) Buffered() int {
 	return n
 }
 
+// demuxLookahead bounds how many source packets a queue with nothing
+// buffered pulls ahead (beyond what the rings have asked for) looking for
+// one of its own; without a bound an idle queue (no flow hashes to it)
+// would pull an unlimited source forever.
+const demuxLookahead = 1024
+
+// route puts the next source packet in its queue's buffer.
+func (d *Demux) route() {
+	p := d.src.Pop()
+	q := d.QueueOf(p.Hash)
+	p.Queue = uint16(q)
+	d.queues[q].push(p)
+}
+
+// PullUntil distributes every source packet arriving at or before t (the
+// ring is about to read up to t); it implements the ring's horizoner.
+func (f *demuxFeed) PullUntil(t sim.Time) {
+	for f.d.src.Peek() <= t {
+		f.d.route()
+	}
+}
+
+// Peek returns the arrival of the queue's next packet or, when none is
+// found within demuxLookahead source packets, a lower bound for it: the
+// source's next arrival (the queue's next packet cannot come earlier).
+// After PullUntil(t) the result is exact up to t: it is <= t only if a
+// packet of this queue arrives by t.
 func (f *demuxFeed) Peek() sim.Time {
-	for f.h >= len(f.buf) {
+	for k := 0; f.h >= len(f.buf); k++ {
 		f.buf, f.h = f.buf[:0], 0
 		t := f.d.src.Peek()
-		if t == sim.Never {
-			return sim.Never
+		if t == sim.Never || k == demuxLookahead {
+			return t
 		}
-		p := f.d.src.Pop()
-		q := f.d.QueueOf(p.Hash)
-		p.Queue = uint16(q)
-		f.d.queues[q].push(p)
+		f.d.route()
 	}
 	return f.buf[f.h].Arrival
+}
+
+// Pop returns the queue's next packet. Call it after Peek returned an
+// arrival at or before a PullUntil horizon (as the ring does); otherwise it
+// pulls the source until one of the queue's packets comes.
+func (f *demuxFeed) Pop() pkt.Packet {
+	for f.h >= len(f.buf) {
+		f.buf, f.h = f.buf[:0], 0
+		f.d.route()
+	}
+	p := f.buf[f.h]
+	f.h++
+	return p
 }
 
 // push appends p to the queue's buffer, first dropping the entries already
@@ -86,11 +123,4 @@ func (f *demuxFeed) push(p pkt.Packet) {
 		f.buf, f.h = f.buf[:n], 0
 	}
 	f.buf = append(f.buf, p)
-}
-
-func (f *demuxFeed) Pop() pkt.Packet {
-	f.Peek()
-	p := f.buf[f.h]
-	f.h++
-	return p
 }
