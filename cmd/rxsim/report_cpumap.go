@@ -37,7 +37,12 @@ func writeCpumap(w io.Writer, s *scenarios.Spec, r *host.Result) {
 // per packet and the rate it allows, and which side limits.
 func writeCpumapCosts(w io.Writer, s *scenarios.Spec, r *host.Result) {
 	c := r.Cpumap
-	fmt.Fprintf(w, "  %-20s %s\n", "remote delivery", deliveryText(s, c))
+	if a := s.XDP.RemoteAction; a == "drop" || a == "redirect" {
+		fmt.Fprintf(w, "  %-20s none: the cpumap program returns XDP_%s for every frame (%.1f ns/pkt), no skb is built\n",
+			"remote delivery", strings.ToUpper(a), costOf(s, "cpumap_bpf_prog_run").Pkt)
+	} else {
+		fmt.Fprintf(w, "  %-20s %s\n", "remote delivery", deliveryText(s, c))
+	}
 	each := ""
 	if len(c.CPUs) > 1 {
 		each = " each"
@@ -89,6 +94,16 @@ func deliveryText(s *scenarios.Spec, c *host.CpumapResult) string {
 		return fmt.Sprintf("backlog: skb built on the RX CPU (kmem_cache_alloc_bulk + __xdp_build_skb_from_frame), enqueue_to_backlog %.0f ns/pkt + IPI; process_backlog on the target with per-packet netif_receive_skb core", cost("enqueue_to_backlog").Pkt)
 	}
 	return c.Delivery
+}
+
+// costOf returns a cost of the scenario's profile (zero if missing).
+func costOf(s *scenarios.Spec, name string) hw.Cost {
+	p, err := hw.Load(s.HW, s.Costs)
+	if err != nil {
+		return hw.Cost{}
+	}
+	c, _ := p.CostOf(name)
+	return c
 }
 
 func mpps(nsPerPkt float64) string {
