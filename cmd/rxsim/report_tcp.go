@@ -22,7 +22,7 @@ func writeNetperf(w io.Writer, s *scenarios.Spec, r *host.Result) {
 	fmt.Fprintln(w)
 	switch s.Traffic.Kind {
 	case "tcp_rr":
-		fmt.Fprintf(w, "netperf TCP_RR (%d flows, receiver side)\n", s.Traffic.Flows)
+		fmt.Fprintf(w, "netperf TCP_RR (flows %d, receiver side)\n", s.Traffic.Flows)
 		fmt.Fprintf(w, "%-8s %-8s %-8s %-8s %-12s %-9s %s\n", "Socket", "Request", "Resp.", "Elapsed", "Trans.", "CPU", "Service")
 		fmt.Fprintf(w, "%-8s %-8s %-8s %-8s %-12s %-9s %s\n", "Size", "Size", "Size", "Time", "Rate", "util", "Demand")
 		fmt.Fprintf(w, "%-8s %-8s %-8s %-8s %-12s %-9s %s\n", "bytes", "bytes", "bytes", "secs.", "per sec", "% (sum)", "us/Tr")
@@ -33,7 +33,7 @@ func writeNetperf(w io.Writer, s *scenarios.Spec, r *host.Result) {
 				l.P50, l.P90, l.P99, l.Mean)
 		}
 	default:
-		fmt.Fprintf(w, "netperf TCP_STREAM (%d streams, receiver side)\n", s.Traffic.Streams)
+		fmt.Fprintf(w, "netperf TCP_STREAM (streams %d, receiver side)\n", s.Traffic.Streams)
 		fmt.Fprintf(w, "%-8s %-8s %-8s %-12s %-9s %s\n", "Recv", "Message", "Elapsed", "Throughput", "CPU", "Service")
 		fmt.Fprintf(w, "%-8s %-8s %-8s %-12s %-9s %s\n", "Socket", "Size", "Time", "10^6bits/s", "util", "Demand")
 		fmt.Fprintf(w, "%-8s %-8s %-8s %-12s %-9s %s\n", "bytes", "bytes", "secs.", "", "% (sum)", "us/KB")
