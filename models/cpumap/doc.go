@@ -37,7 +37,9 @@
 // Generic (skb-mode) XDP into the cpumap, entry replacement and its RCU
 // drain, kmem_cache allocation failures (kmem_alloc_drops stays 0), frame
 // metadata (no RX hash transfer), multi-buffer frames, the per-task
-// bpf_net_context, and the map id (always 1).
+// bpf_net_context, contention on producer_lock between RX CPUs feeding one
+// entry (each flush pays the lock once, uncontended), and the map id
+// (always 1).
 //
 // # Kernel files followed
 //
