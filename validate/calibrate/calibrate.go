@@ -28,8 +28,9 @@ type Target struct {
 	Metric string
 	// Measured is the median of the metric over the measurement results.
 	Measured float64
-	// Spread is the relative range of the per-repetition medians (0 if unknown).
-	Spread float64
+	// Spread is the relative range of the per-repetition medians (0 if
+	// unknown); RepMin and RepMax are the smallest and largest of them.
+	Spread, RepMin, RepMax float64
 	// N is the number of results merged.
 	N int
 }
@@ -58,13 +59,15 @@ func Targets(sets []*validate.MeasurementSet) []Target {
 		rs := by[k]
 		cfg, gen, _ := strings.Cut(k, "/")
 		for _, m := range Metrics {
-			var vs, sp []float64
+			var vs, sp, lo, hi []float64
 			for _, r := range rs {
 				if v := metricOf(r, m); v > 0 {
 					vs = append(vs, v)
 				}
 				if s, ok := r.Spread[m]; ok {
 					sp = append(sp, s.RelRange)
+					lo = append(lo, s.RepMin)
+					hi = append(hi, s.RepMax)
 				}
 			}
 			if len(vs) == 0 {
@@ -74,7 +77,8 @@ func Targets(sets []*validate.MeasurementSet) []Target {
 			if m != "rx_pps" {
 				name += ":" + m
 			}
-			out = append(out, Target{Name: name, Config: cfg, Gen: gen, Metric: m, Measured: median(vs), Spread: median(sp), N: len(vs)})
+			out = append(out, Target{Name: name, Config: cfg, Gen: gen, Metric: m, Measured: median(vs), Spread: median(sp),
+				RepMin: median(lo), RepMax: median(hi), N: len(vs)})
 		}
 	}
 	return out
@@ -236,13 +240,19 @@ const (
 type Row struct {
 	Name     string
 	Measured float64
-	Before   float64
-	After    float64
-	InFit    bool
+	// Spread, RepMin, RepMax describe the repetitions (see Target).
+	Spread, RepMin, RepMax float64
+	Before                 float64
+	After                  float64
+	InFit                  bool
 }
 
 // ErrPct is the error after the fit in percent of the measured rate.
 func (r Row) ErrPct() float64 { return (r.After - r.Measured) / r.Measured * 100 }
+
+// InRange reports whether the simulated rate after the fit lies within
+// the range of the measured per-repetition medians.
+func (r Row) InRange() bool { return r.RepMax > 0 && r.After >= r.RepMin && r.After <= r.RepMax }
 
 // ErrBeforePct is the error before the fit.
 func (r Row) ErrBeforePct() float64 { return (r.Before - r.Measured) / r.Measured * 100 }
@@ -354,7 +364,7 @@ func Run(o Options) (*Report, error) {
 		return nil, err
 	}
 	for i, p := range ps {
-		rep.Rows = append(rep.Rows, Row{Name: p.t.Name, Measured: p.t.Measured, Before: before[i], After: after[i], InFit: !held(p.t)})
+		rep.Rows = append(rep.Rows, Row{Name: p.t.Name, Measured: p.t.Measured, Spread: p.t.Spread, RepMin: p.t.RepMin, RepMax: p.t.RepMax, Before: before[i], After: after[i], InFit: !held(p.t)})
 	}
 	for i, s := range active {
 		rep.Fitted = append(rep.Fitted, Fitted{Stage: s, Scale: scales[i]})

@@ -20,14 +20,21 @@ type Summary struct {
 	// rates over all targets; SameOrder says whether the two orders agree
 	// exactly; Concordant counts agreeing pairs of Pairs.
 	Spearman, SpearmanBefore float64
-	SameOrder                bool
-	Concordant, Pairs        int
+	// InRange counts held-out targets simulated within the measured range
+	// of repetition medians; HeldSpread is their median relative range.
+	InRange    int
+	HeldSpread float64
+	// RxHeldOut, RxMedian, RxWorst: the same for the rx_pps targets only.
+	RxHeldOut         int
+	RxMedian, RxWorst float64
+	SameOrder         bool
+	Concordant, Pairs int
 }
 
 // Summarize computes the held-out statistics and the ranking check.
 func Summarize(rows []Row) Summary {
 	var s Summary
-	var held, fitted []float64
+	var held, fitted, spread, rx []float64
 	for _, r := range rows {
 		e := math.Abs(r.ErrPct())
 		if r.InFit {
@@ -35,6 +42,14 @@ func Summarize(rows []Row) Summary {
 			continue
 		}
 		held = append(held, e)
+		spread = append(spread, r.Spread*100)
+		if r.InRange() {
+			s.InRange++
+		}
+		if !strings.Contains(r.Name, ":") {
+			rx = append(rx, e)
+			s.RxWorst = max(s.RxWorst, e)
+		}
 		if e > s.WorstAbsErr || s.Worst == "" {
 			s.WorstAbsErr, s.Worst = e, r.Name
 		}
@@ -42,6 +57,9 @@ func Summarize(rows []Row) Summary {
 	s.HeldOut = len(held)
 	s.MedianAbsErr = median(held)
 	s.FitMedianAbsErr = median(fitted)
+	s.HeldSpread = median(spread)
+	s.RxHeldOut = len(rx)
+	s.RxMedian = median(rx)
 	meas := make([]float64, len(rows))
 	after := make([]float64, len(rows))
 	before := make([]float64, len(rows))
@@ -126,13 +144,17 @@ func thousands(v float64) string {
 // WriteTable prints the calibration table, the fitted stages and the
 // held-out summary.
 func WriteTable(w io.Writer, rep *Report) {
-	fmt.Fprintf(w, "%-44s %12s %12s %12s %8s %8s  %s\n", "configuration", "measured", "sim before", "sim after", "err bef", "error", "fit")
+	fmt.Fprintf(w, "%-44s %12s %7s %12s %12s %8s %8s  %s\n", "configuration", "measured", "spread", "sim before", "sim after", "err bef", "error", "fit")
 	for _, r := range rep.Rows {
 		in := "in"
 		if !r.InFit {
 			in = "held out"
 		}
-		fmt.Fprintf(w, "%-44s %12s %12s %12s %+7.1f%% %+7.1f%%  %s\n", r.Name, thousands(r.Measured), thousands(r.Before), thousands(r.After), r.ErrBeforePct(), r.ErrPct(), in)
+		if r.InRange() {
+			in += " (in range)"
+		}
+		fmt.Fprintf(w, "%-44s %12s %6.0f%% %12s %12s %+7.1f%% %+7.1f%%  %s\n", r.Name, thousands(r.Measured), r.Spread*100,
+			thousands(r.Before), thousands(r.After), r.ErrBeforePct(), r.ErrPct(), in)
 	}
 	if len(rep.Fitted) > 0 {
 		fmt.Fprintln(w, "fitted stages (scale of the prior costs):")
@@ -149,7 +171,9 @@ func WriteTable(w io.Writer, rep *Report) {
 	s := Summarize(rep.Rows)
 	fmt.Fprintf(w, "fit: %d evaluations (%s); median |error| on fitted targets %.1f%%\n", rep.Evals, rep.Status, s.FitMedianAbsErr)
 	if s.HeldOut > 0 {
-		fmt.Fprintf(w, "held out: %d configurations, median |error| %.1f%%, worst %.1f%% (%s)\n", s.HeldOut, s.MedianAbsErr, s.WorstAbsErr, s.Worst)
+		fmt.Fprintf(w, "held out: %d targets, median |error| %.1f%%, worst %.1f%% (%s)\n", s.HeldOut, s.MedianAbsErr, s.WorstAbsErr, s.Worst)
+		fmt.Fprintf(w, "held out rx_pps: %d configurations, median |error| %.1f%%, worst %.1f%%\n", s.RxHeldOut, s.RxMedian, s.RxWorst)
+		fmt.Fprintf(w, "held out within the measured range of repetition medians: %d of %d (median spread %.0f%%)\n", s.InRange, s.HeldOut, s.HeldSpread)
 	} else {
 		fmt.Fprintln(w, "held out: none")
 	}
