@@ -282,3 +282,19 @@ func TestTCPLossRecovery(t *testing.T) {
 		t.Errorf("goodput %.2f Gbit/s: recovery collapsed", r.GoodputGbps)
 	}
 }
+
+// TestGROBucketOverflowCpumap: cpumap-built skbs carry no RX hash, so every
+// flow shares GRO bucket 0 and its MAX_GRO_SKBS (8) slots: 16 streams
+// overflow it (gro_flush_oldest), while the NIC's NAPI GRO node spreads the
+// same 16 flows over the 8 buckets by their RSS hash and does not
+// overflows.
+func TestGROBucketOverflowCpumap(t *testing.T) {
+	_, c := tcpRun(t, "cpumap-tcp-stream", `duration="20ms"`, "traffic.streams=16", "cpumap.delivery=gro")
+	if c.GRO.Flushes["overflow"] == 0 {
+		t.Errorf("cpumap GRO, 16 streams: flushes %v, want bucket-0 overflows", c.GRO.Flushes)
+	}
+	_, n := tcpRun(t, "tcp-stream-gro", `duration="20ms"`, "traffic.streams=16")
+	if n.GRO.Flushes["overflow"] != 0 {
+		t.Errorf("NIC GRO, 16 streams: %d overflows, want none", n.GRO.Flushes["overflow"])
+	}
+}
