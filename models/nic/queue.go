@@ -174,8 +174,11 @@ func (q *Queue) Poll(n *napi.NAPI, w *sim.Work, budget int) int {
 		w.Add(q.fnRx, q.cRxPkt)
 		done++
 		bytes += int(p.Len)
-		if q.Hook.Rx(w, p) {
-			q.Inflight++
+		// Count the buffer as handed away before the hand-off: a receiver
+		// may free it (Release) synchronously, before Rx returns.
+		q.Inflight++
+		if !q.Hook.Rx(w, p) {
+			q.Inflight-- // recycled in place (DROP) or finished at once
 		}
 	}
 	q.Hook.Finalize(w)

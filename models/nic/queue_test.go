@@ -223,7 +223,7 @@ func TestRefillBatches(t *testing.T) {
 	if q.Polls != 1 || q.Ring.Cleaned() != 8 || q.Ring.PostedForTest() != 63-8 {
 		t.Errorf("polls %d cleaned %d posted %d; want 1 8 55", q.Polls, q.Ring.Cleaned(), q.Ring.PostedForTest())
 	}
-	if got := h.Acct.ByFunc[0][h.Funcs.ID("driver_refill")]; got != 232 {
+	if got := funcTime(h, 0, "driver_refill"); got != 232 {
 		t.Errorf("driver_refill %d ns, want 232", got)
 	}
 	h.Check(t)
@@ -302,4 +302,77 @@ func TestThreadedNAPIQueue(t *testing.T) {
 		t.Errorf("xdp_drop %d, want 100", h.Led.Dropped[pkt.XDPDrop])
 	}
 	h.Check(t)
+}
+
+// holdStack is an XDP_PASS receiver that keeps every packet (a socket
+// nobody reads) or frees it at once, releasing the buffer to the queue.
+type holdStack struct {
+	q       *nic.Queue
+	held    int
+	release bool
+	led     *pkt.Ledger
+}
+
+func (s *holdStack) Receive(w *sim.Work, p pkt.Packet) {
+	if s.release {
+		s.led.Deliver(pkt.ToSocket, 1)
+		s.q.Release(1)
+		return
+	}
+	s.held++
+}
+
+func (s *holdStack) Queued() int { return s.held }
+
+// TestPageReuse (§2.4 model rule): a refill needs new pages for the
+// buffers whose page is still in flight beyond a ring's worth. Ring 64,
+// refill batch 16, one packet per poll (1 us apart, ITR 0): refills run
+// at the start of polls 17, 33, ..., 193 with 16, 32, ..., 192 buffers in
+// flight; those with 80..192 in flight (8 refills) exceed 64 by >= 16 and
+// allocate 16 pages each: 128 page_alloc at 45 ns. If the stack frees each
+// buffer at once, pages are always reused.
+func TestPageReuse(t *testing.T) {
+	for _, c := range []struct {
+		release bool
+		allocs  uint64
+	}{{false, 128}, {true, 0}} {
+		t.Run(fmt.Sprintf("release=%v", c.release), func(t *testing.T) {
+			h := modeltest.New(modeltest.Config{})
+			costs := smallCosts
+			costs.PageAlloc = 45
+			pass := xdp.NewProgram("pass", xdp.All{V: xdp.Pass}, 5, h.Funcs)
+			q := h.AddQueue(modeltest.QueueConfig{Pkts: modeltest.Constant(200, us, us, 60, 1), RingSize: 64,
+				ITRUsecs: 0, Costs: costs, Prog: pass})
+			st := &holdStack{q: q, release: c.release, led: &h.Led}
+			q.Hook.Stack = st
+			h.Start()
+			h.Run(sim.Millisecond)
+			if q.Polls != 200 || q.PageAllocs != c.allocs {
+				t.Errorf("polls %d page allocs %d, want 200 and %d", q.Polls, q.PageAllocs, c.allocs)
+			}
+			if got := funcTime(h, 0, "page_alloc"); got != sim.Time(45*c.allocs) {
+				t.Errorf("page_alloc %d ns, want %d", got, 45*c.allocs)
+			}
+			if want := 200 * btoi(!c.release); q.Inflight != want {
+				t.Errorf("inflight %d, want %d", q.Inflight, want)
+			}
+			h.Check(t, st)
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// funcTime returns the CPU time charged to fn on cpu.
+func funcTime(h *modeltest.Harness, cpu int, fn string) sim.Time {
+	id := int(h.Funcs.ID(fn))
+	if f := h.Acct.ByFunc[cpu]; id < len(f) {
+		return f[id]
+	}
+	return 0
 }
