@@ -72,7 +72,11 @@ func TCPLayer(h *Host) error {
 	if err := x.buildTCP(); err != nil {
 		return err
 	}
-	w.OnPush = func(hash uint32) { h.Queues[h.Demux.QueueOf(hash)].Kick() }
+	w.OnPush = func(hash uint32, wasEmpty bool) {
+		if wasEmpty || len(h.Queues) > 1 {
+			h.Queues[h.Demux.QueueOf(hash)].Kick()
+		}
+	}
 	h.Ext = append(h.Ext, x)
 	if x.Stream != nil {
 		x.Stream.Start()

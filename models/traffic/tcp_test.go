@@ -72,7 +72,7 @@ func TestStreamInitialWindow(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			w := NewWire(10, 24, 0, 16)
 			kicks := 0
-			w.OnPush = func(uint32) { kicks++ }
+			w.OnPush = func(uint32, bool) { kicks++ }
 			s := NewTCPStream(TCPStreamConfig{Streams: 1, MSS: 1448, TSOBytes: c.tso, PSH: c.psh, CsumOK: true, InitWindow: c.wnd}, w, NewLink(10, 24, 0), nil)
 			s.Start()
 			ps := drain(w)

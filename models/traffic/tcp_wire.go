@@ -55,14 +55,18 @@ func (l *Link) Free() float64 { return l.free }
 // the link's FIFO serialisation makes arrivals non-decreasing, so the feed
 // is a plain queue and the RSS Demux splits it into per-queue feeds. OnPush
 // is called once per batch of pushed segments with the flow hash of the
-// batch, so the host can Kick the RX queue whose ring may have armed its
-// interrupt for a later arrival (or none).
+// batch and whether the batch went into an empty queue, so the host can Kick
+// the RX queue whose ring may have armed its interrupt for a later arrival
+// or none (with one RX queue only a push into an empty wire can be earlier
+// than what the ring knows).
 type Wire struct {
 	Link
 	buf    []pkt.Packet // ring of pushed, not yet read segments
 	head   int
 	n      int
-	OnPush func(hash uint32)
+	OnPush func(hash uint32, wasEmpty bool)
+	// intoEmpty: a segment was pushed into an empty queue since the last Kick.
+	intoEmpty bool
 	// Pushed counts segments pushed; Popped those the NIC read.
 	Pushed uint64
 	Popped uint64
@@ -80,6 +84,9 @@ func NewWire(gbps float64, overhead int, prop sim.Time, capacity int) *Wire {
 // Send serialises p (ready at time at) and queues it with its arrival time.
 func (w *Wire) Send(at float64, p pkt.Packet) sim.Time {
 	p.Arrival = sim.Time(w.Transmit(at, int(p.Len)) + 0.5) // nearest ns
+	if w.n == 0 {
+		w.intoEmpty = true
+	}
 	if w.n == len(w.buf) {
 		w.grow()
 	}
@@ -104,8 +111,9 @@ func (w *Wire) grow() {
 // Kick reports a pushed batch of flow hash to OnPush.
 func (w *Wire) Kick(hash uint32) {
 	if w.OnPush != nil {
-		w.OnPush(hash)
+		w.OnPush(hash, w.intoEmpty)
 	}
+	w.intoEmpty = false
 }
 
 // Peek implements Source.
