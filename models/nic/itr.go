@@ -152,12 +152,23 @@ func (it *ITR) ixgbeUpdate(rc *container, j int64) {
 	if itr&ixgbeITRAdaptiveLatency != 0 {
 		avg >>= 1
 	}
-	if it.gbps >= 2.5 {
+	if !ixgbeSlowLink(it.gbps) {
 		itr += divRoundUp(avg, ixgbeITRAdaptiveMinInc*256) * ixgbeITRAdaptiveMinInc
 	} else {
 		avg = min(avg, 8064)
 		itr += divRoundUp(avg, ixgbeITRAdaptiveMinInc*64) * ixgbeITRAdaptiveMinInc
 	}
+}
+
+// ixgbeSlowLink reports the link speeds ixgbe_update_itr scales with
+// 2*64 instead of 2*256: 2.5G, 1G and 10M (10G, 5G, 100M and any other
+// speed take the default 2*256 branch of its switch).
+func ixgbeSlowLink(gbps float64) bool {
+	switch gbps {
+	case 2.5, 1, 0.01:
+		return true
+	}
+	return false
 }
 
 func ixgbeWireSize(a uint32) uint32 {
