@@ -52,6 +52,9 @@ func TestIxgbeUpdateITR(t *testing.T) {
 		{"bulk-1968B", 10, 50, 300, 300 * 1968, false, 126},   // plateau 32256 -> 63 -> 126 (~8K irq/s)
 		{"bulk-60B-1G", 1, 50, 256, 256 * 60, false, 80},      // 1G: ceil(5120 / 128) * 2 = 80
 		{"bulk-9000B-1G", 1, 50, 300, 300 * 9000, false, 126}, // 32256 capped 8064 -> 63 -> 126
+		{"bulk-60B-2.5G", 2.5, 50, 256, 256 * 60, false, 80},  // 2.5G is in the *64 branch too
+		{"bulk-60B-100M", 0.1, 50, 256, 256 * 60, false, 20},  // 100M: the default *256 branch
+		{"bulk-60B-5G", 5, 50, 256, 256 * 60, false, 20},      // 5G: default branch
 		{"stale", 10, 50, 1000, 1000 * 60, true, 10 | lat},    // > 1 jiffy: start value 10|LATENCY
 		{"stale-idle", 10, 50, 0, 0, true, 10 | lat},
 	}
