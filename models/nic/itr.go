@@ -187,16 +187,18 @@ func ixgbeWireSize(a uint32) uint32 {
 
 func divRoundUp(a, b uint32) uint32 { return (a + b - 1) / b }
 
+// i40eDivisor is i40e_itr_divisor: by link speed, 40G 2*1024, 25G/20G
+// 2*512, 1G/100M 2*32, 10G and anything else (the switch's default) 2*256.
 func (it *ITR) i40eDivisor() uint32 {
-	switch {
-	case it.gbps >= 40:
+	switch it.gbps {
+	case 40:
 		return 2 * 1024
-	case it.gbps >= 20:
+	case 25, 20:
 		return 2 * 512
-	case it.gbps >= 10:
-		return 2 * 256
+	case 1, 0.1:
+		return 2 * 32
 	}
-	return 2 * 32
+	return 2 * 256
 }
 
 func (it *ITR) i40eUpdate(rc *container, isRx bool, j int64) {

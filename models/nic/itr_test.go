@@ -156,6 +156,10 @@ func TestI40eUpdateITR(t *testing.T) {
 		{"10G-bulk-60B", 10, false, false, 50, 300, 300 * 60, false, 0, 16},      // 4096 / 512 = 8 -> 16
 		{"10G-bulk-2000B", 10, false, false, 50, 300, 300 * 2000, false, 0, 126}, // 63 -> 126
 		{"25G-bulk-60B", 25, false, false, 50, 300, 300 * 60, false, 0, 8},       // 4096 / 1024 = 4 -> 8
+		{"1G-bulk-60B", 1, false, false, 50, 300, 300 * 60, false, 0, 126},       // 4096 / 64 = 64 -> 128, capped 126
+		{"1G-bulk-200B", 1, false, false, 50, 300, 300 * 200, false, 0, 126},     // 9696 / 64 -> 152 -> 304, capped 126
+		{"5G-bulk-60B", 5, false, false, 50, 300, 300 * 60, false, 0, 16},        // default branch 2*256 like 10G
+		{"1G-latency", 1, false, true, 50, 2, 120, false, 0, 64 | ilat},          // 2048 / 64 = 32 -> 64
 		{"40G-bulk-380B", 40, false, false, 50, 300, 300 * 380, false, 0, 18},    // 380*40+1696 = 16896 -> 8.25 -> 9 -> 18
 		{"40G-bulk-1084B", 40, false, false, 50, 300, 300 * 1084, false, 0, 28},  // 27712 -> 13.5 -> 14 -> 28
 		// RX latency: 1..3 packets, < 9000 B, TX in latency mode: halved size formula.
