@@ -176,16 +176,19 @@ func TestAdaptiveITRSettles(t *testing.T) {
 // re-enables its vector only when a poll did less than the weight. n
 // packets arrive at 1 us: 63 -> one poll; 64 -> a full poll (IRQ stays
 // masked, NAPI repolled) then an empty one that completes; 130 -> 64, 64, 2.
+// Every packet is XDP-dropped (nothing missed in a 1024 ring).
 func TestCompleteDoneReenablesIRQ(t *testing.T) {
 	cases := []struct {
 		n, polls  int
 		fullPolls uint64
-	}{{1, 1, 0}, {63, 1, 0}, {64, 2, 1}, {65, 2, 1}, {128, 3, 2}, {130, 3, 2}}
+	}{{1, 1, 0}, {63, 1, 0}, {64, 2, 1}, {65, 2, 1}, {128, 3, 2}, {130, 3, 2},
+		// 1000 pending in a 1024 ring: 15 polls of exactly 64, one of 40.
+		{1000, 16, 15}}
 	for _, c := range cases {
 		t.Run(fmt.Sprint(c.n), func(t *testing.T) {
 			h := modeltest.New(modeltest.Config{})
 			q := h.AddQueue(modeltest.QueueConfig{Pkts: modeltest.Constant(c.n, us, 0, 60, 1), ITRUsecs: 0,
-				Costs: smallCosts, Prog: h.Drop(5)})
+				RingSize: 1024, Costs: smallCosts, Prog: h.Drop(5)})
 			h.Start()
 			masked := 0 // polls that ended with the vector still masked
 			for h.Eng.Step() {
@@ -201,6 +204,9 @@ func TestCompleteDoneReenablesIRQ(t *testing.T) {
 			}
 			if masked == 0 {
 				t.Errorf("the vector was never seen masked while NAPI ran")
+			}
+			if q.NAPI.Work != uint64(c.n) || h.Led.Dropped[pkt.XDPDrop] != uint64(c.n) {
+				t.Errorf("work %d xdp_drop %d, want %d", q.NAPI.Work, h.Led.Dropped[pkt.XDPDrop], c.n)
 			}
 			h.Check(t)
 		})
