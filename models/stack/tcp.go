@@ -36,8 +36,11 @@ package stack
 // the peer goes back to the hole), SACK, the socket backlog while the user
 // holds the socket lock, receive-buffer autotuning (tcp_rcv_space_adjust),
 // quick-ACK mode at connection start, the prequeue/ucopy history, TCP
-// options other than timestamps, memory pressure (tcp_mem), and the TX
-// completion interrupt (its cost is part of the per-ACK cost).
+// options other than timestamps, memory pressure (tcp_mem), the TX
+// completion interrupt (its cost is part of the per-ACK cost), and
+// skb_attempt_defer_free (v5.19+), which hands the reader's skb frees back
+// to the allocating CPU's net_rx_action: here the reader pays them
+// (tcp_recvmsg per skb).
 
 import (
 	"github.com/rxsim/rxsim/models/pkt"
