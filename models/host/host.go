@@ -213,7 +213,11 @@ func (h *Host) rule() (xdp.Rule, error) {
 func (h *Host) buildNIC() {
 	s := h.Spec
 	p := h.Profile.NIC
-	h.Demux = nic.NewDemux(h.Source, s.NIC.Queues)
+	var feed nic.Feed = h.Source
+	if s.NIC.MaxPPS > 0 {
+		feed = nic.NewCapFeed(feed, s.NIC.MaxPPS, &h.Ledger) // NIC-wide, in front of RSS
+	}
+	h.Demux = nic.NewDemux(feed, s.NIC.Queues)
 	costs := nic.Costs{
 		IRQ: h.Cost("irq_handler").Call, RxCall: h.Cost("driver_rx").Call, RxPkt: h.Cost("driver_rx").Pkt,
 		RefillCall: h.Cost("driver_refill").Call, RefillPk: h.Cost("driver_refill").Pkt,
@@ -229,7 +233,7 @@ func (h *Host) buildNIC() {
 	}
 	for i := 0; i < s.NIC.Queues; i++ {
 		cpu := s.NIC.IRQAffinity[i%len(s.NIC.IRQAffinity)]
-		ring := nic.NewRxRing(s.NIC.RingSize, h.Demux.Feed(i), &h.Ledger, s.NIC.MaxPPS/float64(s.NIC.Queues))
+		ring := nic.NewRxRing(s.NIC.RingSize, h.Demux.Feed(i), &h.Ledger, 0)
 		hook := xdp.NewHook(h.Prog, cpu, xc, &h.Ledger, h.Funcs)
 		itr := nic.NewITR(p.Driver, s.NIC.AdaptiveITR, s.NIC.ITRUsecs, p.LineRateGbps.V)
 		qc := nic.QueueConfig{Index: i, Driver: p.Driver, RefillBatch: refill, ITR: itr, IRQJitter: s.Noise.IRQJitter}
