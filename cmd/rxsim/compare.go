@@ -23,6 +23,7 @@ var compareMetrics = []string{
 	"offered_pps", "rx_pps", "delivered_pps", "loss_pct", "cpumap.drop_pps",
 	"cpu_busy_pct", "ns_per_pkt", "irqs_per_sec", "pkts_per_poll", "time_squeeze_per_sec",
 	"cpumap.bulk_avg", "udp.in_datagrams", "latency_us.p50", "latency_us.p90", "latency_us.p99",
+	"goodput_gbps", "transactions_per_sec", "acks_per_sec", "tcp.segs_per_skb", "gro.merged_per_super_skb",
 }
 
 // costMetrics are the CPU-cost metrics compared when throughput is pinned at a ceiling.

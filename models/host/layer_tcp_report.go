@@ -66,7 +66,7 @@ func (x *TCPExt) Report(r *Result, secs float64) {
 	r.CPUTotalPercent = 100 * cpu
 	acks := rate(t.Acks(), o.Acks())
 	r.AcksPerSec = &acks
-	tr := &TCPResult{
+	tr := &TCPResult{Kind: x.h.Spec.Traffic.Kind,
 		SegmentsPerSec: rate(t.Segs, o.Segs), SkbsPerSec: rate(t.Skbs, o.Skbs),
 		AcksSoftirq: rate(t.AcksSoftirq, o.AcksSoftirq), AcksApp: rate(t.AcksApp, o.AcksApp),
 		AcksDelack: rate(t.AcksDelack, o.AcksDelack), DupAcks: rate(t.DupAcks, o.DupAcks),

@@ -58,6 +58,8 @@ type Ext struct {
 
 // TCPResult is the TCP layer's detail (rates per second).
 type TCPResult struct {
+	// Kind is the traffic: tcp_stream or tcp_rr.
+	Kind           string  `json:"kind"`
 	SegmentsPerSec float64 `json:"segments_per_sec"`
 	SkbsPerSec     float64 `json:"skbs_per_sec"`
 	// SegsPerSkb is segments per skb reaching tcp_v4_rcv.

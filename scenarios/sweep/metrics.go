@@ -130,8 +130,11 @@ func (m Metrics) tcp(r *host.Result) {
 	if t == nil {
 		return
 	}
-	m.set("goodput_gbps", r.GoodputGbps)
-	m.set("transactions_per_sec", r.TransactionsPerSec)
+	if t.Kind == "tcp_rr" {
+		m.set("transactions_per_sec", r.TransactionsPerSec)
+	} else {
+		m.set("goodput_gbps", r.GoodputGbps)
+	}
 	if r.AcksPerSec != nil {
 		m.set("acks_per_sec", *r.AcksPerSec)
 	}
