@@ -211,4 +211,7 @@ type Noise struct {
 	CostCV float64 `toml:"cost_cv"`
 	// IRQJitter is the CV of interrupt delivery delay.
 	IRQJitter float64 `toml:"irq_jitter"`
+	// Background is, per CPU, the share of the CPU other processes want
+	// (0..0.95; a shared machine); empty = none. Used by the veth layer.
+	Background []float64 `toml:"background"`
 }

@@ -167,6 +167,7 @@ func (s *Spec) validate() error {
 		func() error { return nonNegative("xdp.cost_ns", s.XDP.CostNS) },
 		func() error { return rangeFloat("noise.cost_cv", s.Noise.CostCV, 0, 1) },
 		func() error { return rangeFloat("noise.irq_jitter", s.Noise.IRQJitter, 0, 1) },
+		s.checkBackground,
 	}
 	for _, c := range checks {
 		if err := c(); err != nil {
@@ -244,4 +245,16 @@ func ParseRate(r string) (float64, error) {
 		return 0, fmt.Errorf("%q, expected \"line\" or a positive packet rate like 1.5Mpps, 500kpps or 250000", r)
 	}
 	return v * mult, nil
+}
+
+func (s *Spec) checkBackground() error {
+	if len(s.Noise.Background) > s.CPUs {
+		return ferr("noise.background", "%d values for %d CPUs, expected at most one per CPU", len(s.Noise.Background), s.CPUs)
+	}
+	for i, v := range s.Noise.Background {
+		if err := rangeFloat(fmt.Sprintf("noise.background[%d]", i), v, 0, 0.95); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -26,6 +26,7 @@ func cmdCalibrate(stdout, stderr io.Writer, args []string) error {
 	evals := fs.Int("evals", 400, "maximum objective evaluations")
 	stages := fs.String("stages", "", "comma-separated stages to consider (default: all on the path)")
 	metrics := fs.String("metrics", "", "comma-separated metrics to fit: rx_pps, kthread_pps, delivered_pps (default all; the others are reported as held out)")
+	bg := fs.Bool("background", false, "run each target with the measured CPU share of other processes (noise.background)")
 	progress := fs.Bool("progress", false, "print fit progress to stderr")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: rxsim calibrate [--measurements FILE]... [--holdout a,b,...] [--out hw/profiles/cpu/NAME.toml]")
@@ -66,6 +67,7 @@ func cmdCalibrate(stdout, stderr io.Writer, args []string) error {
 	}
 	o.Stages = calibList(*stages)
 	o.Metrics = calibList(*metrics)
+	o.Background = *bg
 	if *progress {
 		o.Log = func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }
 	}

@@ -16,7 +16,9 @@ import (
 
 // VethLayer builds the veth device of hw = "veth" (validate's harness): the
 // receiving end's RX queue with its NAPI and XDP hook, and the local
-// generator thread on traffic.gen_cpu that sends into the peer. The NAPI is
+// generator thread on traffic.gen_cpu that sends into the peer, and the
+// load of other processes of noise.background (the validation machine is
+// shared; that load shows as user time on the CPU the path leaves idle). The NAPI is
 // on the generator CPU's softnet (it runs in softirq on the transmitting
 // CPU), or in a kthread on napi.thread_cpus[0] when threaded. For other
 // devices it does nothing.
@@ -55,6 +57,11 @@ func VethLayer(h *Host) error {
 		return err
 	}
 	h.CPUs[gcpu].Wake(th)
+	for i, d := range s.Noise.Background {
+		if d > 0 {
+			v.Background = append(v.Background, traffic.NewBackground(h.CPUs[i], d, h.Funcs))
+		}
+	}
 	return nil
 }
 
@@ -68,7 +75,7 @@ func (h *Host) xdpCosts() xdp.Costs {
 // vethCostNames are the costs the veth layer needs beyond hw.RequiredCosts.
 var vethCostNames = []string{
 	"veth_xmit", "veth_xmit_remote", "veth_xdp_xmit", "veth_poll", "veth_poll_remote", "veth_convert_skb_to_xdp_buff",
-	"kfree_skb", "veth_xdp_rcv_bulk_skb", "wake_up_process",
+	"kfree_skb", "veth_xdp_rcv_bulk_skb", "wake_up_process", "napi_wake_latency",
 }
 
 var genCostNames = [...]string{"bpf_test_run_xdp_live", "packet_sendmmsg", "udp_sendmmsg"}
@@ -85,7 +92,7 @@ func (h *Host) vethCosts(kind traffic.GenKind) (nic.VethCosts, traffic.GenCosts,
 		PollCall: c("veth_poll").Call, PollPkt: c("veth_poll").Pkt, RemotePkt: c("veth_poll_remote").Pkt,
 		ConvertPkt: c("veth_convert_skb_to_xdp_buff").Pkt, ConvertByte: c("veth_convert_skb_to_xdp_buff").Byte,
 		SkbFree: c("kfree_skb").Pkt, BulkSkbCall: c("veth_xdp_rcv_bulk_skb").Call, BulkSkbPkt: c("veth_xdp_rcv_bulk_skb").Pkt,
-		Wake: c("wake_up_process").Call,
+		Wake: c("wake_up_process").Call, WakeLatency: c("napi_wake_latency").Call,
 	}
 	g := c(genCostNames[kind])
 	return vc, traffic.GenCosts{Call: g.Call, Pkt: g.Pkt, Byte: g.Byte}, nil
@@ -99,7 +106,9 @@ type VethExt struct {
 	RQ     *nic.VethRQ
 	Gen    *traffic.Gen
 	Thread *sim.Thread
-	snap   vethCounters
+	// Background is the load of other processes (noise.background).
+	Background []*traffic.Background
+	snap       vethCounters
 }
 
 var _ Extension = (*VethExt)(nil)

@@ -63,3 +63,41 @@ func TestGen(t *testing.T) {
 		})
 	}
 }
+
+// busy is a thread that always has work, in steps of 50 us.
+type busy struct{}
+
+func (busy) Run(now sim.Time, w *sim.Work) { w.Add(0, 50*sim.Microsecond) }
+func (busy) Done(now sim.Time) bool        { return true }
+
+func TestBackground(t *testing.T) {
+	cases := []struct {
+		name      string
+		duty      float64
+		withBusy  bool
+		wantOther float64 // share of the CPU taken by the load
+	}{
+		{"alone", 0.3, false, 0.3},         // an idle CPU: exactly its duty
+		{"alone high", 0.9, false, 0.9},    //
+		{"contended", 0.3, true, 0.3},      // below half: it gets its duty
+		{"contended high", 0.9, true, 0.5}, // above half: CFS gives it half
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			eng := sim.NewEngine(16)
+			acct := sim.NewAccount(1)
+			cpu := sim.NewCPU(0, eng, acct, sim.DefaultSched())
+			funcs := sim.NewFuncs()
+			if c.withBusy {
+				cpu.Wake(cpu.NewThread("busy", "app", busy{}))
+			}
+			NewBackground(cpu, c.duty, funcs)
+			const d = 400 * sim.Millisecond
+			eng.Run(d)
+			got := float64(acct.BusyOf(0, "other")) / float64(d)
+			if got < c.wantOther-0.02 || got > c.wantOther+0.02 {
+				t.Errorf("other processes took %.3f of the CPU, want %.2f +- 0.02", got, c.wantOther)
+			}
+		})
+	}
+}

@@ -31,6 +31,9 @@ type Target struct {
 	// Spread is the relative range of the per-repetition medians (0 if
 	// unknown); RepMin and RepMax are the smallest and largest of them.
 	Spread, RepMin, RepMax float64
+	// Background is, per CPU, the user-time share of other processes
+	// measured in the run (see Targets); it becomes noise.background.
+	Background []float64
 	// N is the number of results merged.
 	N int
 }
@@ -78,8 +81,38 @@ func Targets(sets []*validate.MeasurementSet) []Target {
 				name += ":" + m
 			}
 			out = append(out, Target{Name: name, Config: cfg, Gen: gen, Metric: m, Measured: median(vs), Spread: median(sp),
-				RepMin: median(lo), RepMax: median(hi), N: len(vs)})
+				RepMin: median(lo), RepMax: median(hi), N: len(vs), Background: background(rs)})
 		}
+	}
+	return out
+}
+
+// background is the measured load of other processes per CPU: the user
+// share (/proc/stat) of each CPU other than the generator's, in runs
+// without a listener (the model has no user-space work there; a
+// listener's own user time cannot be told apart, so such runs get none).
+func background(rs []*validate.Result) []float64 {
+	var out []float64
+	for _, r := range rs {
+		if r.Settings.Listener {
+			return nil
+		}
+	}
+	for cpu := 0; ; cpu++ {
+		var vs []float64
+		for _, r := range rs {
+			if v, ok := r.Median[fmt.Sprintf("cpu%d.user", cpu)]; ok {
+				vs = append(vs, v)
+			}
+		}
+		if len(vs) == 0 {
+			break
+		}
+		v := median(vs)
+		if cpu == rs[0].Settings.Gen.CPU {
+			v = 0
+		}
+		out = append(out, min(max(v, 0), 0.95))
 	}
 	return out
 }
@@ -139,6 +172,9 @@ type Stage struct {
 	Doc   string
 	// Free stages carry no ridge (the machine factor).
 	Free bool
+	// Delay stages hold latencies, not CPU costs: the machine factor
+	// leaves them out.
+	Delay bool
 }
 
 // machineStage scales every cost of the identified stages by one factor:
@@ -149,6 +185,9 @@ func machineStage(active []Stage) Stage {
 	seen := map[string]bool{}
 	var cs []string
 	for _, s := range active {
+		if s.Delay {
+			continue
+		}
 		for _, c := range s.Costs {
 			if !seen[c] {
 				seen[c] = true
@@ -171,6 +210,7 @@ func Stages() []Stage {
 		{Name: "skb_to_xdp", Costs: []string{"veth_convert_skb_to_xdp_buff", "kfree_skb"}, Doc: "copy of a socket skb into an xdp_buff and its free"},
 		{Name: "remote_consume", Costs: []string{"veth_poll_remote"}, Doc: "consuming entries produced on the other CPU (threaded NAPI)"},
 		{Name: "remote_produce", Costs: []string{"veth_xmit_remote", "wake_up_process"}, Doc: "producing for a consumer on the other CPU: ring line bouncing and kthread wake-ups"},
+		{Name: "wake_latency", Costs: []string{"napi_wake_latency"}, Doc: "delay from waking the threaded NAPI kthread to its poll", Delay: true},
 		{Name: "xdp_pass_skb", Costs: []string{"veth_xdp_rcv_bulk_skb"}, Doc: "XDP_PASS frames built into skbs in bulks of 16"},
 		{Name: "stack", Costs: []string{"netif_receive_skb", "ip_rcv", "udp_rcv", "udp_noport", "dev_gro_receive"}, Doc: "IP/UDP receive per skb (models/stack)"},
 		{Name: "socket", Costs: []string{"udp_queue_rcv_skb", "sock_def_readable"}, Doc: "socket enqueue and reader wake-up"},
@@ -198,6 +238,10 @@ type Options struct {
 	// Metrics restricts the fitted metrics (nil: all); targets of other
 	// metrics are reported as held out.
 	Metrics []string
+	// Background runs each target with the measured load of other
+	// processes (noise.background; off by default: on the committed
+	// measurement set it made the fit worse, see the README).
+	Background bool
 	// NoMachine leaves out the machine factor (see machineStage).
 	NoMachine bool
 	// Seed of every simulation (0: 1).
@@ -378,8 +422,15 @@ func (o *Options) spec(t Target) (*scenarios.Spec, error) {
 	d := time.Duration(o.PktsPerSim / t.Measured * 1e9)
 	d = min(max(d, o.MinSim), o.MaxSim)
 	w := max(d/10, 500*time.Microsecond)
-	return scenarios.Load(t.Config, "traffic.generator="+t.Gen,
-		fmt.Sprintf("duration=%q", d.String()), fmt.Sprintf("warmup=%q", w.String()))
+	sets := []string{"traffic.generator=" + t.Gen, fmt.Sprintf("duration=%q", d.String()), fmt.Sprintf("warmup=%q", w.String())}
+	if o.Background && len(t.Background) > 0 {
+		var b []string
+		for _, v := range t.Background {
+			b = append(b, fmt.Sprintf("%.3f", v))
+		}
+		sets = append(sets, "noise.background=["+strings.Join(b, ",")+"]")
+	}
+	return scenarios.Load(t.Config, sets...)
 }
 
 // stages returns the stages with at least one cost in the profile.
