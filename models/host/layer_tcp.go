@@ -6,6 +6,7 @@ import (
 	"github.com/rxsim/rxsim/models/gro"
 	"github.com/rxsim/rxsim/models/stack"
 	"github.com/rxsim/rxsim/models/traffic"
+	"github.com/rxsim/rxsim/scenarios"
 	"github.com/rxsim/rxsim/sim"
 )
 
@@ -25,6 +26,9 @@ func (h *Host) buildTCPTraffic() error {
 	h.Source = w
 	if t.Kind == "tcp_stream" {
 		h.OfferedPPS = traffic.LinePPS(t.MSS+traffic.TCPFrameOverhead, int(nic.WireOverhead.V), nic.LineRateGbps.V)
+		if pace, _ := scenarios.ParseRate(t.Rate); pace > 0 {
+			h.OfferedPPS = min(h.OfferedPPS, pace)
+		}
 	}
 	return nil
 }
@@ -141,8 +145,9 @@ func (x *TCPExt) buildTCP() error {
 		}
 		flows, peer = x.RR.Flows(), x.RR
 	} else {
+		pace, _ := scenarios.ParseRate(t.Rate) // "line" = 0: no pacing
 		x.Stream = traffic.NewTCPStream(traffic.TCPStreamConfig{Streams: t.Streams, MSS: t.MSS, TSOBytes: t.TSOBytes,
-			PSH: t.PSH, CsumOK: csum}, x.Wire, x.Rev, h.Eng)
+			PSH: t.PSH, CsumOK: csum, PacingPPS: pace}, x.Wire, x.Rev, h.Eng)
 		flows, peer = x.Stream.Flows(), x.Stream
 	}
 	x.TCP = stack.NewTCP(x.Stack, cfg, h.tcpCosts(), h.Funcs, peer, h.Eng)

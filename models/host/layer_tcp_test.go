@@ -298,3 +298,20 @@ func TestGROBucketOverflowCpumap(t *testing.T) {
 		t.Errorf("NIC GRO, 16 streams: %d overflows, want none", n.GRO.Flushes["overflow"])
 	}
 }
+
+// TestTCPPacedSameThroughput: paced at 400 kpps (traffic.rate) the stream
+// runs at 400k x 1448 x 8 = 4.634 Gbit/s with or without GRO, with the
+// reader on the RX CPU; GRO costs that CPU far less.
+func TestTCPPacedSameThroughput(t *testing.T) {
+	var cpu [2]float64
+	for i, g := range []string{"true", "false"} {
+		_, r := tcpRun(t, "tcp-stream-gro", `duration="30ms"`, "traffic.rate=400kpps", "app.cpus=[0]", "nic.gro="+g)
+		if math.Abs(r.GoodputGbps-4.634) > 0.01 {
+			t.Errorf("gro=%s: goodput %.3f Gbit/s, want 4.634", g, r.GoodputGbps)
+		}
+		cpu[i] = r.CPUTotalPercent
+	}
+	if cpu[0] >= cpu[1]/2 {
+		t.Errorf("CPU %.1f%% with GRO, %.1f%% without, at the same throughput; want less than half", cpu[0], cpu[1])
+	}
+}

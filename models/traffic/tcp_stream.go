@@ -25,7 +25,13 @@ type TCPStreamConfig struct {
 	FirstFlow uint32
 	// InitWindow is the receiver's window before its first ACK (bytes).
 	InitWindow uint32
-	Start      sim.Time
+	// PacingPPS caps the sender (all streams together) at this many
+	// segments per second, like fq pacing on the remote host: a TSO burst
+	// of n segments still leaves back to back at line rate, and the next
+	// burst starts n/PacingPPS seconds after it. 0 = no pacing (line rate
+	// and the window are the only limits).
+	PacingPPS float64
+	Start     sim.Time
 }
 
 // tcpSender is one stream's sender state (the remote host's tcp_sock).
@@ -72,7 +78,9 @@ type TCPStream struct {
 	rev   *Link
 	eng   *sim.Engine
 	flows []tcpSender
-	Stats TCPStreamStats
+	// nextBurst is when pacing lets the next TSO burst start (ns).
+	nextBurst float64
+	Stats     TCPStreamStats
 }
 
 // NewTCPStream returns the senders pushing into wire; ACKs come back over
@@ -182,12 +190,17 @@ func (s *TCPStream) push(f *tcpSender, at float64) {
 		if n <= 0 {
 			break
 		}
+		start := at
+		if s.cfg.PacingPPS > 0 {
+			start = max(at, s.nextBurst)
+			s.nextBurst = start + float64(n)*1e9/s.cfg.PacingPPS
+		}
 		for i := 0; i < n; i++ {
 			var flags uint8
 			if s.cfg.PSH && i == n-1 {
 				flags = pktFlagPSH
 			}
-			s.wire.Send(at, segment(f.flow, f.hash, f.sndNxt, 1, mss, flags, s.cfg.CsumOK, f.epoch))
+			s.wire.Send(start, segment(f.flow, f.hash, f.sndNxt, 1, mss, flags, s.cfg.CsumOK, f.epoch))
 			f.sndNxt += uint32(mss)
 		}
 		s.Stats.Segments += uint64(n)

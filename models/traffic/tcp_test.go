@@ -248,3 +248,21 @@ func TestRRClosedLoop(t *testing.T) {
 
 // at rounds ns to a sim.Time as the wire does.
 func at(ns float64) sim.Time { return sim.Time(ns + 0.5) }
+
+// TestStreamPacing: with a pacing rate, bursts leave at line rate and start
+// n/rate apart: 4-segment bursts at 100 kpps start 40 us apart.
+func TestStreamPacing(t *testing.T) {
+	w := NewWire(10, 24, 0, 16)
+	s := NewTCPStream(TCPStreamConfig{Streams: 1, MSS: 1448, TSOBytes: 4 * 1448, InitWindow: 12 * 1448, PacingPPS: 100000}, w, NewLink(10, 24, 0), nil)
+	s.Start()
+	ps := drain(w)
+	if len(ps) != 12 {
+		t.Fatalf("%d segments, want 12", len(ps))
+	}
+	for i, p := range ps {
+		burst, k := i/4, i%4
+		if exp := at(float64(burst)*40000 + float64(k+1)*segWire); p.Arrival != exp {
+			t.Errorf("segment %d arrives %d, want %d", i, p.Arrival, exp)
+		}
+	}
+}
