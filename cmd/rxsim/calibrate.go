@@ -1,9 +1,11 @@
 package main
 
 import (
+	"crypto/sha256"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -82,15 +84,30 @@ func cmdCalibrate(stdout, stderr io.Writer, args []string) error {
 	if *out == "" {
 		return nil
 	}
-	m := calibrate.Meta{Date: time.Now().UTC().Format("2006-01-02"), Machine: calibMachine(sets), Files: paths}
+	var named []string
+	for _, p := range paths {
+		named = append(named, calibFileID(p))
+	}
+	m := calibrate.Meta{Date: time.Now().UTC().Format("2006-01-02"), Machine: calibMachine(sets), Files: named}
 	cp := calibrate.Calibrated(rep, m)
 	hdr := fmt.Sprintf("Calibrated by rxsim calibrate on %s from %s (machine: %s).\n%s",
-		m.Date, strings.Join(paths, ", "), m.Machine, calibDescNote(cp.Description))
+		m.Date, strings.Join(named, ", "), m.Machine, calibDescNote(cp.Description))
 	if err := calibrate.WriteProfile(*out, cp, hdr); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
 	return nil
+}
+
+// calibFileID names a measurement file with the start of its SHA-256, so
+// a calibrated profile says which version of the file it was fitted to.
+func calibFileID(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return path
+	}
+	sum := sha256.Sum256(b)
+	return fmt.Sprintf("%s (sha256 %x)", path, sum[:6])
 }
 
 func calibDescNote(d string) string { return "Profile: " + d }
