@@ -94,19 +94,6 @@ func (t *TCP) InitialWindow() uint32 {
 	return sk.window()
 }
 
-// remaining is tcp_receive_window: what is left of the advertised window.
-func (sk *TCPSocket) remaining() uint32 {
-	r := int32(sk.rcvWup + sk.wnd - sk.rcvNxt)
-	if r < 0 {
-		return 0
-	}
-	return uint32(r)
-}
-
-// advertise is tcp_select_window: the new window, never shrinking the
-// right edge already advertised.
-func (sk *TCPSocket) advertise() uint32 { return max(sk.window(), sk.remaining()) }
-
 // rcv is tcp_rcv_established / tcp_data_queue for one skb.
 func (sk *TCPSocket) rcv(w *sim.Work, p pkt.Packet) {
 	t := sk.t
