@@ -92,6 +92,7 @@ func cmdCalibrate(stdout, stderr io.Writer, args []string) error {
 	cp := calibrate.Calibrated(rep, m)
 	hdr := fmt.Sprintf("Calibrated by rxsim calibrate on %s from %s (machine: %s).\n%s",
 		m.Date, strings.Join(named, ", "), m.Machine, calibDescNote(cp.Description))
+	hdr += calibOldHeader(*out)
 	if err := calibrate.WriteProfile(*out, cp, hdr); err != nil {
 		return err
 	}
@@ -108,6 +109,30 @@ func calibFileID(path string) string {
 	}
 	sum := sha256.Sum256(b)
 	return fmt.Sprintf("%s (sha256 %x)", path, sum[:6])
+}
+
+// calibOldHeader returns the leading comment of the profile being replaced
+// (its reasoning), without the lines an earlier calibration wrote.
+func calibOldHeader(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var keep []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(l, "#") {
+			break
+		}
+		l = strings.TrimPrefix(strings.TrimPrefix(l, "#"), " ")
+		if strings.HasPrefix(l, "Calibrated by rxsim calibrate") || strings.HasPrefix(l, "Profile: ") || l == "Header of the prior profile:" {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	if len(keep) == 0 {
+		return ""
+	}
+	return "\nHeader of the prior profile:\n" + strings.Join(keep, "\n")
 }
 
 func calibDescNote(d string) string { return "Profile: " + d }

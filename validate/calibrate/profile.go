@@ -25,11 +25,18 @@ func Calibrated(rep *Report, m Meta) *hw.CostProfile {
 	for k, v := range rep.Profile.Costs {
 		cp.Costs[k] = v
 	}
-	var fit []string
+	nfit := 0
+	var held []string
 	for _, r := range rep.Rows {
 		if r.InFit {
-			fit = append(fit, r.Name)
+			nfit++
+		} else {
+			held = append(held, r.Name)
 		}
+	}
+	heldOut := "none held out"
+	if len(held) > 0 {
+		heldOut = "held out: " + strings.Join(held, ", ")
 	}
 	factor := map[string]float64{}
 	why := map[string][]string{}
@@ -52,8 +59,8 @@ func Calibrated(rep *Report, m Meta) *hw.CostProfile {
 		c.Origin = hw.Calibrated
 		c.Date = m.Date
 		c.Machine = m.Machine
-		c.Source = fmt.Sprintf("rxsim calibrate: %s of the prior %s, fitted to the rx_pps of %s (measurements %s); prior source: %s",
-			strings.Join(why[n], " and "), prior, strings.Join(fit, ", "), strings.Join(m.Files, ", "), priorSource(c.Source))
+		c.Source = fmt.Sprintf("rxsim calibrate: %s of the prior %s, fitted to %d measured rates of %s (%s); prior source: %s",
+			strings.Join(why[n], " and "), prior, nfit, strings.Join(m.Files, ", "), heldOut, priorSource(c.Source))
 		cp.Costs[n] = c
 	}
 	return &cp
