@@ -5,6 +5,7 @@ import (
 	"github.com/rxsim/rxsim/models/pkt"
 	"github.com/rxsim/rxsim/models/traffic"
 	"github.com/rxsim/rxsim/sim"
+	"strconv"
 )
 
 // Defaults (net/core/hotdata.c, kernel-rx-path.md §5.1).
@@ -115,7 +116,7 @@ func New(cfg Config, c Costs, funcs *sim.Funcs, softnet []*napi.Softnet, recv Re
 	s.ipi = make([][]*Backlog, len(softnet))
 	for i, sn := range softnet {
 		b := &Backlog{cpu: i, set: s, sn: sn, q: make([]pkt.Packet, 2*(cfg.MaxBacklog+1))}
-		b.NAPI = napi.New(napi.Config{Name: "backlog-" + itoa(i), Weight: cfg.DevWeight}, b, sn)
+		b.NAPI = napi.New(napi.Config{Name: "backlog-" + strconv.Itoa(i), Weight: cfg.DevWeight}, b, sn)
 		if cfg.Threads {
 			b.NAPI.SetThreaded(sn.CPU())
 		}
@@ -289,18 +290,4 @@ func (b *Backlog) Poll(n *napi.NAPI, w *sim.Work, quota int) int {
 		}
 		b.proc = b.n // skb_queue_splice_tail_init(input_pkt_queue, process_queue)
 	}
-}
-
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	var d [20]byte
-	k := len(d)
-	for i > 0 {
-		k--
-		d[k] = byte('0' + i%10)
-		i /= 10
-	}
-	return string(d[k:])
 }

@@ -2,6 +2,7 @@ package napi
 
 import (
 	"github.com/rxsim/rxsim/sim"
+	"strconv"
 )
 
 // Costs are the costs the NAPI layer charges (from the hw cost profile).
@@ -92,7 +93,7 @@ func NewSoftnet(cfg SoftnetConfig, cpu *sim.CPU, costs *Costs) *Softnet {
 	s := &Softnet{cfg: cfg, cpu: cpu, costs: costs, hz: cfg.HZ, jiffy: sim.Second / sim.Time(cfg.HZ)}
 	cpu.SetSoftirq(&softirqTask{s: s})
 	s.ksoftState = &ksoftTask{s: s}
-	s.ksoftirqd = cpu.NewThread("ksoftirqd/"+itoa(cpu.ID), "ksoftirqd", s.ksoftState)
+	s.ksoftirqd = cpu.NewThread("ksoftirqd/"+strconv.Itoa(cpu.ID), "ksoftirqd", s.ksoftState)
 	if cfg.Tick {
 		cpu.Engine().Schedule(s.jiffy, (*tickTimer)(s), 0)
 	}
@@ -354,18 +355,4 @@ func (t *tickIRQ) Done(now sim.Time) bool {
 		s.cpu.RaiseSoftirq()
 	}
 	return false
-}
-
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	var b [20]byte
-	n := len(b)
-	for i > 0 {
-		n--
-		b[n] = byte('0' + i%10)
-		i /= 10
-	}
-	return string(b[n:])
 }

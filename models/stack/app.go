@@ -3,6 +3,7 @@ package stack
 import (
 	"github.com/rxsim/rxsim/models/pkt"
 	"github.com/rxsim/rxsim/sim"
+	"strconv"
 )
 
 // MaxCallsPerStep is how many recvmsg calls the application makes in one
@@ -38,7 +39,7 @@ func NewApp(sk *Socket, cpu *sim.CPU, batch int, hist *Histogram, funcs *sim.Fun
 	c := sk.u.st.costs
 	a := &App{sk: sk, batch: max(batch, 1), hist: hist, fnRecv: funcs.ID("recvmsg"),
 		cCall: ns(c.RecvmsgCall), cPkt: ns(c.RecvmsgPkt), cByte: c.RecvmsgByte}
-	a.th = cpu.NewThread("udp_sink/"+itoa(sk.ID), "app", a)
+	a.th = cpu.NewThread("udp_sink/"+strconv.Itoa(sk.ID), "app", a)
 	sk.reader = a
 	sk.sleeping = true
 	return a
@@ -84,18 +85,4 @@ func (a *App) Done(now sim.Time) bool {
 	}
 	a.sk.sleeping = true
 	return false
-}
-
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	var b [20]byte
-	n := len(b)
-	for i > 0 {
-		n--
-		b[n] = byte('0' + i%10)
-		i /= 10
-	}
-	return string(b[n:])
 }

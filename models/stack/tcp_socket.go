@@ -3,6 +3,7 @@ package stack
 import (
 	"github.com/rxsim/rxsim/models/pkt"
 	"github.com/rxsim/rxsim/sim"
+	"strconv"
 )
 
 // tcpSkbShell is the truesize of an skb's shell (SKB_DATA_ALIGN(sizeof(struct
@@ -258,7 +259,7 @@ var _ sim.Task = (*TCPApp)(nil)
 func newTCPApp(sk *TCPSocket, cpu *sim.CPU) *TCPApp {
 	a := &TCPApp{sk: sk}
 	name := "netserver/"
-	a.th = cpu.NewThread(name+itoa(int(sk.flow)), "app", a)
+	a.th = cpu.NewThread(name+strconv.Itoa(int(sk.flow)), "app", a)
 	sk.sleeping = true
 	return a
 }
