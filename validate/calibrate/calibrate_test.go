@@ -133,7 +133,7 @@ func TestSummarize(t *testing.T) {
 	if s.HeldOut != 3 || s.MedianAbsErr != 5 || math.Abs(s.WorstAbsErr-10) > 1e-9 || s.Worst != "c" {
 		t.Errorf("held out: %+v, want 3, median 5, worst 10 (c)", s)
 	}
-	if s.Spearman != 1 || !s.SameOrder || s.Concordant != 6 || s.Pairs != 6 {
+	if s.Spearman != 1 || !s.SameOrder || s.Concordant != 6 || s.Pairs != 6 { // a..d are all rx_pps rows
 		t.Errorf("ranking: %+v, want rho 1 and the same order", s)
 	}
 	// before 90,150,400,100: ranks (1,3,4,2) vs (1,2,3,4): d^2 = 0+1+1+4 = 6,

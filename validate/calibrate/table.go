@@ -17,7 +17,7 @@ type Summary struct {
 	// FitMedianAbsErr is the median |error| on the fitted targets.
 	FitMedianAbsErr float64
 	// Spearman is the rank correlation of simulated (after) and measured
-	// rates over all targets; SameOrder says whether the two orders agree
+	// rx_pps over the configurations; SameOrder says whether the two orders agree
 	// exactly; Concordant counts agreeing pairs of Pairs.
 	Spearman, SpearmanBefore float64
 	// InRange counts held-out targets simulated within the measured range
@@ -60,16 +60,22 @@ func Summarize(rows []Row) Summary {
 	s.HeldSpread = median(spread)
 	s.RxHeldOut = len(rx)
 	s.RxMedian = median(rx)
-	meas := make([]float64, len(rows))
-	after := make([]float64, len(rows))
-	before := make([]float64, len(rows))
-	for i, r := range rows {
-		meas[i], after[i], before[i] = r.Measured, r.After, r.Before
+	// The ranking is over the configurations' rx_pps (all rows if none).
+	var meas, after, before []float64
+	for _, r := range rows {
+		if !strings.Contains(r.Name, ":") {
+			meas, after, before = append(meas, r.Measured), append(after, r.After), append(before, r.Before)
+		}
+	}
+	if len(meas) == 0 {
+		for _, r := range rows {
+			meas, after, before = append(meas, r.Measured), append(after, r.After), append(before, r.Before)
+		}
 	}
 	s.Spearman = spearman(meas, after)
 	s.SpearmanBefore = spearman(meas, before)
-	for i := range rows {
-		for j := i + 1; j < len(rows); j++ {
+	for i := range meas {
+		for j := i + 1; j < len(meas); j++ {
 			s.Pairs++
 			if (meas[i]-meas[j])*(after[i]-after[j]) > 0 {
 				s.Concordant++
@@ -181,6 +187,6 @@ func WriteTable(w io.Writer, rep *Report) {
 	if s.SameOrder {
 		same = "yes"
 	}
-	fmt.Fprintf(w, "ranking: Spearman %.3f (before %.3f); same order as measured: %s (%d of %d pairs agree)\n",
+	fmt.Fprintf(w, "ranking of the configurations by rx_pps: Spearman %.3f (before %.3f); same order as measured: %s (%d of %d pairs agree)\n",
 		s.Spearman, s.SpearmanBefore, same, s.Concordant, s.Pairs)
 }
