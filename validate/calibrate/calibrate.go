@@ -209,11 +209,12 @@ func Stages() []Stage {
 		{Name: "veth_rx", Costs: []string{"veth_poll", "bpf_prog_run_xdp", "xdp_return_frame"}, Doc: "veth_poll per entry: consume, XDP program, drop recycle"},
 		{Name: "skb_to_xdp", Costs: []string{"veth_convert_skb_to_xdp_buff", "kfree_skb"}, Doc: "copy of a socket skb into an xdp_buff and its free"},
 		{Name: "remote_consume", Costs: []string{"veth_poll_remote"}, Doc: "consuming entries produced on the other CPU (threaded NAPI)"},
-		{Name: "remote_produce", Costs: []string{"veth_xmit_remote", "wake_up_process"}, Doc: "producing for a consumer on the other CPU: ring line bouncing and kthread wake-ups"},
+		{Name: "remote_produce", Costs: []string{"veth_xmit_remote"}, Doc: "producing for a consumer on the other CPU: the ring's and the freed skbs' lines bounce"},
+		{Name: "wake_remote", Costs: []string{"wake_up_process", "sock_def_readable", "net_rps_send_ipi"}, Doc: "waking a thread on the other vCPU (an IPI, a VM exit): kthreads and the reader"},
 		{Name: "wake_latency", Costs: []string{"napi_wake_latency"}, Doc: "delay from waking the threaded NAPI kthread to its poll", Delay: true},
 		{Name: "xdp_pass_skb", Costs: []string{"veth_xdp_rcv_bulk_skb"}, Doc: "XDP_PASS frames built into skbs in bulks of 16"},
 		{Name: "stack", Costs: []string{"netif_receive_skb", "ip_rcv", "udp_rcv", "udp_noport", "dev_gro_receive"}, Doc: "IP/UDP receive per skb (models/stack)"},
-		{Name: "socket", Costs: []string{"udp_queue_rcv_skb", "sock_def_readable"}, Doc: "socket enqueue and reader wake-up"},
+		{Name: "socket", Costs: []string{"udp_queue_rcv_skb"}, Doc: "socket enqueue"},
 		{Name: "app", Costs: []string{"recvmsg"}, Doc: "the reading application's recvfrom"},
 		{Name: "cpumap_enqueue", Costs: []string{"xdp_do_redirect", "bq_flush_to_queue", "xdp_do_flush"}, Doc: "redirect into the cpumap on the RX CPU"},
 		{Name: "cpumap_kthread", Costs: []string{"cpu_map_kthread_run", "kmem_cache_alloc_bulk", "__xdp_build_skb_from_frame"}, Doc: "cpumap kthread: dequeue, skb allocation and build"},
@@ -274,10 +275,10 @@ func (o *Options) defaults() {
 	}
 }
 
-// Scale bounds of a stage (the fit stays within a factor 5 of the prior).
+// Scale bounds of a stage (the fit stays within a factor 10 of the prior).
 const (
-	minScale = 0.2
-	maxScale = 5
+	minScale = 0.1
+	maxScale = 10
 )
 
 // Row is one line of the calibration table.

@@ -15,7 +15,7 @@
 // errors over the fitted targets, plus a weak ridge on the log scales that
 // keeps directions the targets cannot tell apart at the prior values,
 // with gonum/optimize's Nelder-Mead in log space, bounded (scales are
-// clamped to [1/5, 5]), from the profile's values, sequentially (no
+// clamped to [1/10, 10]), from the profile's values, sequentially (no
 // concurrency, no wall-clock limit), so a fit is deterministic. The
 // simulator itself is the function, run for short simulated intervals.
 //
