@@ -117,6 +117,8 @@ type CPU struct {
 
 	noiseCV float64
 	rng     *rand.Rand
+	// idleWake delays wake-ups on an idle CPU (SetIdleWakeLatency).
+	idleWake Time
 }
 
 // NewCPU returns CPU id driven by eng, charging its work to acct.
@@ -199,6 +201,37 @@ func (c *CPU) Wake(t *Thread) {
 	t.woken = true
 	t.Wakeups++
 	c.lastWake = c.eng.now
+	if c.idleWake > 0 && c.idle() {
+		// TASK_RUNNING at once (further wake-ups are no-ops), on the CPU
+		// only when the halted vCPU runs again
+		c.eng.Schedule(c.eng.now+c.idleWake, (*idleWaker)(t), 0)
+		return
+	}
+	c.place(t)
+}
+
+// SetIdleWakeLatency makes a thread woken while this CPU is idle wait d
+// before it is queued: a halted vCPU of a virtual machine runs again only
+// after the host has delivered the IPI and scheduled it. 0 (the default)
+// is bare metal: the wake-up is immediate.
+func (c *CPU) SetIdleWakeLatency(d Time) { c.idleWake = d }
+
+// idle reports whether nothing runs, is frozen or is ready on the CPU.
+func (c *CPU) idle() bool { return !c.inTask && c.run >= numClasses && c.ready() == numClasses }
+
+type idleWaker Thread
+
+// Fire implements Handler: the woken thread reaches its CPU's run queue.
+func (w *idleWaker) Fire(now Time, _ int64) {
+	t := (*Thread)(w)
+	if t.runnable && !t.queued && t.cpu.current != t {
+		t.cpu.place(t)
+	}
+}
+
+// place puts a woken thread on the run queue (CFS place_entity and
+// wake-up preemption) and dispatches.
+func (c *CPU) place(t *Thread) {
 	if minV := c.minVruntime(); t.vruntime < minV-c.sched.WakeupCredit {
 		t.vruntime = minV - c.sched.WakeupCredit
 	}

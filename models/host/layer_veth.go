@@ -35,6 +35,11 @@ func VethLayer(h *Host) error {
 	if err != nil {
 		return err
 	}
+	// the validation machine is a VM: a thread woken on an idle vCPU runs
+	// only after the host has scheduled that vCPU again
+	for _, c := range h.CPUs {
+		c.SetIdleWakeLatency(sim.Time(h.Cost("idle_wake_latency").Call))
+	}
 	gcpu := s.Traffic.GenCPU
 	rxcpu := gcpu
 	if s.NAPI.Threaded && len(s.NAPI.ThreadCPUs) > 0 {
@@ -75,7 +80,7 @@ func (h *Host) xdpCosts() xdp.Costs {
 // vethCostNames are the costs the veth layer needs beyond hw.RequiredCosts.
 var vethCostNames = []string{
 	"veth_xmit", "veth_xmit_remote", "veth_xdp_xmit", "veth_poll", "veth_poll_remote", "veth_convert_skb_to_xdp_buff",
-	"kfree_skb", "veth_xdp_rcv_bulk_skb", "wake_up_process", "napi_wake_latency",
+	"kfree_skb", "veth_xdp_rcv_bulk_skb", "wake_up_process", "idle_wake_latency",
 }
 
 var genCostNames = [...]string{"bpf_test_run_xdp_live", "packet_sendmmsg", "udp_sendmmsg"}
@@ -92,7 +97,7 @@ func (h *Host) vethCosts(kind traffic.GenKind) (nic.VethCosts, traffic.GenCosts,
 		PollCall: c("veth_poll").Call, PollPkt: c("veth_poll").Pkt, RemotePkt: c("veth_poll_remote").Pkt,
 		ConvertPkt: c("veth_convert_skb_to_xdp_buff").Pkt, ConvertByte: c("veth_convert_skb_to_xdp_buff").Byte,
 		SkbFree: c("kfree_skb").Pkt, BulkSkbCall: c("veth_xdp_rcv_bulk_skb").Call, BulkSkbPkt: c("veth_xdp_rcv_bulk_skb").Pkt,
-		Wake: c("wake_up_process").Call, WakeLatency: c("napi_wake_latency").Call,
+		Wake: c("wake_up_process").Call,
 	}
 	g := c(genCostNames[kind])
 	return vc, traffic.GenCosts{Call: g.Call, Pkt: g.Pkt, Byte: g.Byte}, nil

@@ -54,10 +54,6 @@ type VethCosts struct {
 	// Wake is what the sender pays to wake a sleeping threaded-NAPI kthread
 	// (napi_schedule -> wake_up_process on another CPU: try_to_wake_up + IPI).
 	Wake float64
-	// WakeLatency is the time from that wake-up to the kthread running (in
-	// a VM: the IPI, then the host scheduling the halted vCPU); entries
-	// produced meanwhile are polled together. It is a delay, not CPU time.
-	WakeLatency float64
 }
 
 // vethEntry is one ptr_ring slot: an skb from veth_xmit or a tagged
@@ -133,8 +129,6 @@ type VethRQ struct {
 
 	notifyMasked bool
 	owedWakes    int
-	wakePending  bool
-	cWakeLat     sim.Time
 
 	// Stats.
 	Polls     uint64
@@ -161,7 +155,6 @@ func NewVethRQ(size int, hook *xdp.Hook, led *pkt.Ledger, c VethCosts, funcs *si
 		cConvPkt: sim.Time(c.ConvertPkt), cFree: sim.Time(c.SkbFree),
 		cBulkCall: sim.Time(c.BulkSkbCall), cBulkPkt: sim.Time(c.BulkSkbPkt), cWake: sim.Time(c.Wake),
 	}
-	rq.cWakeLat = sim.Time(c.WakeLatency)
 	rq.bulk.rq = rq
 	hook.Stack = &rq.bulk
 	return rq
@@ -231,19 +224,6 @@ func (rq *VethRQ) xdpFlush() {
 
 func (rq *VethRQ) schedule() {
 	n := rq.NAPI
-	if t := n.Thread(); t != nil && !t.Runnable() && !n.Scheduled() && rq.cWakeLat > 0 {
-		// the sleeping kthread runs WakeLatency later; rx_notify_masked
-		// keeps the transmits in between from waking it again
-		if !rq.wakePending {
-			rq.wakePending = true
-			rq.notifyMasked = true
-			rq.Wakes++
-			rq.owedWakes++
-			eng := t.CPU().Engine()
-			eng.Schedule(eng.Now()+rq.cWakeLat, (*vethWake)(rq), 0)
-		}
-		return
-	}
 	if !n.Scheduled() {
 		rq.notifyMasked = true
 		if t := n.Thread(); t != nil && !t.Runnable() {
@@ -252,15 +232,6 @@ func (rq *VethRQ) schedule() {
 		}
 	}
 	n.Schedule() // already SCHED: napi_schedule_prep sets MISSED
-}
-
-type vethWake VethRQ
-
-// Fire implements sim.Handler: the woken NAPI kthread starts running.
-func (v *vethWake) Fire(now sim.Time, _ int64) {
-	rq := (*VethRQ)(v)
-	rq.wakePending = false
-	rq.NAPI.Schedule()
 }
 
 // Poll implements napi.Poller: veth_poll -> veth_xdp_rcv for up to budget
