@@ -49,6 +49,8 @@ type Thread struct {
 	queued   bool
 	vruntime Time
 	woken    bool // woken since it last ran
+	// idleWoken: woken on an idle CPU, its next step pays the idle exit
+	idleWoken bool
 	// Wakeups counts transitions from sleeping to runnable.
 	Wakeups uint64
 	// Scheds counts the times the thread went to sleep or was switched out.
@@ -117,8 +119,11 @@ type CPU struct {
 
 	noiseCV float64
 	rng     *rand.Rand
-	// idleWake delays wake-ups on an idle CPU (SetIdleWakeLatency).
+	// idleWake delays wake-ups on an idle CPU (SetIdleWakeLatency);
+	// idleCost is charged to the woken thread's first step (SetIdleWakeCost).
 	idleWake Time
+	idleCost Time
+	idleFn   FuncID
 }
 
 // NewCPU returns CPU id driven by eng, charging its work to acct.
@@ -201,11 +206,14 @@ func (c *CPU) Wake(t *Thread) {
 	t.woken = true
 	t.Wakeups++
 	c.lastWake = c.eng.now
-	if c.idleWake > 0 && c.idle() {
-		// TASK_RUNNING at once (further wake-ups are no-ops), on the CPU
-		// only when the halted vCPU runs again
-		c.eng.Schedule(c.eng.now+c.idleWake, (*idleWaker)(t), 0)
-		return
+	if (c.idleWake > 0 || c.idleCost > 0) && c.idle() {
+		t.idleWoken = c.idleCost > 0
+		if c.idleWake > 0 {
+			// TASK_RUNNING at once (further wake-ups are no-ops), on the
+			// CPU only when the halted vCPU runs again
+			c.eng.Schedule(c.eng.now+c.idleWake, (*idleWaker)(t), 0)
+			return
+		}
 	}
 	c.place(t)
 }
@@ -215,6 +223,11 @@ func (c *CPU) Wake(t *Thread) {
 // after the host has delivered the IPI and scheduled it. 0 (the default)
 // is bare metal: the wake-up is immediate.
 func (c *CPU) SetIdleWakeLatency(d Time) { c.idleWake = d }
+
+// SetIdleWakeCost charges d to fn at the start of the first step of a
+// thread woken while this CPU was idle (leaving the idle loop; in a VM the
+// exit from HLT and the injected IPI). 0 (the default) charges nothing.
+func (c *CPU) SetIdleWakeCost(d Time, fn FuncID) { c.idleCost, c.idleFn = d, fn }
 
 // idle reports whether nothing runs, is frozen or is ready on the CPU.
 func (c *CPU) idle() bool { return !c.inTask && c.run >= numClasses && c.ready() == numClasses }
@@ -411,6 +424,10 @@ func (c *CPU) start(cl Class, now Time) {
 		label = c.acct.label(t.Label)
 	}
 	c.work.reset(now)
+	if cl == ThreadClass && s.thread.idleWoken {
+		s.thread.idleWoken = false
+		c.work.Add(c.idleFn, c.idleCost)
+	}
 	c.inTask = true
 	s.task.Run(now, &c.work)
 	c.inTask = false

@@ -48,3 +48,31 @@ func TestIdleWakeLatency(t *testing.T) {
 		})
 	}
 }
+
+// TestIdleWakeCost: the first step after a wake-up on an idle CPU pays the
+// idle exit; a wake-up on a busy CPU does not.
+func TestIdleWakeCost(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		busy Time
+		want Time // CPU time of the woken thread
+	}{
+		{"idle", 0, 3*Microsecond + Microsecond},
+		{"busy", 5 * Microsecond, Microsecond},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			eng := NewEngine(8)
+			acct := NewAccount(1)
+			cpu := NewCPU(0, eng, acct, DefaultSched())
+			if c.busy > 0 {
+				cpu.Wake(cpu.NewThread("other", "app", &oneStep{d: c.busy}))
+			}
+			cpu.SetIdleWakeCost(3*Microsecond, 1)
+			cpu.Wake(cpu.NewThread("woken", "kthread", &oneStep{d: Microsecond}))
+			eng.Run(Never)
+			if got := acct.BusyOf(0, "kthread"); got != c.want {
+				t.Errorf("woken thread used %d ns, want %d", got, c.want)
+			}
+		})
+	}
+}

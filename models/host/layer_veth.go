@@ -36,9 +36,11 @@ func VethLayer(h *Host) error {
 		return err
 	}
 	// the validation machine is a VM: a thread woken on an idle vCPU runs
-	// only after the host has scheduled that vCPU again
+	// only after the host has scheduled that vCPU again, and pays for
+	// leaving the idle loop
 	for _, c := range h.CPUs {
 		c.SetIdleWakeLatency(sim.Time(h.Cost("idle_wake_latency").Call))
+		c.SetIdleWakeCost(sim.Time(h.Cost("idle_wake_cost").Call), h.Funcs.ID("idle_exit"))
 	}
 	gcpu := s.Traffic.GenCPU
 	rxcpu := gcpu
@@ -80,7 +82,7 @@ func (h *Host) xdpCosts() xdp.Costs {
 // vethCostNames are the costs the veth layer needs beyond hw.RequiredCosts.
 var vethCostNames = []string{
 	"veth_xmit", "veth_xmit_remote", "veth_xdp_xmit", "veth_poll", "veth_poll_remote", "veth_convert_skb_to_xdp_buff",
-	"kfree_skb", "veth_xdp_rcv_bulk_skb", "wake_up_process", "idle_wake_latency",
+	"kfree_skb", "veth_xdp_rcv_bulk_skb", "wake_up_process", "idle_wake_latency", "idle_wake_cost",
 }
 
 var genCostNames = [...]string{"bpf_test_run_xdp_live", "packet_sendmmsg", "udp_sendmmsg"}

@@ -211,6 +211,7 @@ func Stages() []Stage {
 		{Name: "remote_consume", Costs: []string{"veth_poll_remote"}, Doc: "consuming entries produced on the other CPU (threaded NAPI)"},
 		{Name: "remote_produce", Costs: []string{"veth_xmit_remote"}, Doc: "producing for a consumer on the other CPU: the ring's and the freed skbs' lines bounce"},
 		{Name: "wake_remote", Costs: []string{"wake_up_process", "sock_def_readable", "net_rps_send_ipi"}, Doc: "waking a thread on the other vCPU (an IPI, a VM exit): kthreads and the reader"},
+		{Name: "idle_exit", Costs: []string{"idle_wake_cost"}, Doc: "CPU time a thread woken on an idle vCPU pays before it runs"},
 		{Name: "wake_latency", Costs: []string{"idle_wake_latency"}, Doc: "delay from a wake-up on an idle vCPU to the thread running", Delay: true},
 		{Name: "xdp_pass_skb", Costs: []string{"veth_xdp_rcv_bulk_skb"}, Doc: "XDP_PASS frames built into skbs in bulks of 16"},
 		{Name: "stack", Costs: []string{"netif_receive_skb", "ip_rcv", "udp_rcv", "udp_noport", "dev_gro_receive"}, Doc: "IP/UDP receive per skb (models/stack)"},
