@@ -93,6 +93,7 @@ func CLI(stdout, stderr io.Writer, args []string) error {
 	fs.BoolVar(&noRef, "no-ref", false, "skip the interleaved XDP_DROP reference runs")
 	fs.Float64Var(&o.RefPPS, "ref-pps", DefaultRefPPS, "fixed reference rate; a reference below slow-factor times this marks a slow period")
 	fs.Float64Var(&o.SlowFactor, "slow-factor", DefaultSlowFactor, "see --ref-pps")
+	fs.IntVar(&o.RetrySlow, "retry-slow", 2, "measure a slow repetition again, at most this many times")
 	fs.BoolVar(&o.Extended, "e", false, "extended per-second output (xdp-bench -e)")
 	fs.BoolVar(&quiet, "quiet", false, "no per-second lines")
 	fs.BoolVar(&all, "all", false, "run every built-in configuration with each of its generators")
@@ -195,7 +196,7 @@ func CLI(stdout, stderr io.Writer, args []string) error {
 		}
 		b.Probe = !noProbe
 		b.Reference = !noRef && b.Iface == ""
-		b.RefPPS, b.SlowFactor = o.RefPPS, o.SlowFactor
+		b.RefPPS, b.SlowFactor, b.RetrySlow = o.RefPPS, o.SlowFactor, o.RetrySlow
 		b.Extended = o.Extended
 		b.Defaults()
 		return b, b.Check()

@@ -169,3 +169,14 @@ func LoadMeasurements(path string) (*MeasurementSet, error) {
 	}
 	return &s, nil
 }
+
+// Find returns the result for scenario ("<config>/<gen>", e.g.
+// "veth-cpumap-udp/live"), or nil.
+func (s *MeasurementSet) Find(scenario string) *Result {
+	for _, r := range s.Results {
+		if r.Scenario == scenario {
+			return r
+		}
+	}
+	return nil
+}

@@ -214,9 +214,9 @@ func WriteSummary(w io.Writer, r *Result) {
 	}
 	if len(r.Reference) > 0 {
 		var refs []string
-		for i, v := range r.Reference {
+		for _, v := range r.Reference {
 			mark := ""
-			if i < len(r.Reps) && r.Reps[i].Slow {
+			if v < r.Settings.SlowFactor*r.Settings.RefPPS {
 				mark = " (slow)"
 			}
 			refs = append(refs, GroupThousands(int64(v))+mark)

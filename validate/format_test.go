@@ -25,7 +25,7 @@ func TestGroupThousands(t *testing.T) {
 func fixedResult() *Result {
 	o := Options{Config: "veth-cpumap-udp/live", Program: ProgRedirectCPU, Mode: ModeNoTouch, CPUs: []int{1}, Qsize: 192,
 		RemoteAction: RemoteDisabled, Gen: GenOptions{Kind: GenLive, PktSize: 60, Flows: 1}, Reps: 2,
-		Duration: 2 * time.Second, Reference: true}
+		Duration: 2 * time.Second, Reference: true, RefPPS: 21e6}
 	o.Defaults()
 	sec := func(rep int, t, rx, kth float64) Sample {
 		return Sample{Rep: rep, T: t, Period: 1, Offered: rx, Rx: rx, RxPerCPU: []float64{rx, 0}, Kthread: kth,

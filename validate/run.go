@@ -57,6 +57,9 @@ type Options struct {
 	Reference  bool    `json:"reference"`
 	RefPPS     float64 `json:"ref_pps"`
 	SlowFactor float64 `json:"slow_factor"`
+	// RetrySlow repeats a slow repetition up to this many times; the slow
+	// one stays in the result, marked retried, and out of the medians.
+	RetrySlow int `json:"retry_slow"`
 
 	// Progress, if set, receives xdp-bench lines every second.
 	Progress io.Writer `json:"-"`
@@ -127,6 +130,9 @@ func (o *Options) Defaults() {
 	}
 	if o.SlowFactor == 0 {
 		o.SlowFactor = DefaultSlowFactor
+	}
+	if o.RetrySlow < 0 {
+		o.RetrySlow = 0
 	}
 	if o.Config == "" {
 		o.Config = fmt.Sprintf("veth-%s-%s", o.Program, o.Gen.Kind)
@@ -281,10 +287,13 @@ type CPUBusy struct {
 
 // Rep is one repetition.
 type Rep struct {
-	Rep     int                `json:"rep"`
-	Probe   bool               `json:"probe,omitempty"`
-	Slow    bool               `json:"slow"`
-	RefPPS  float64            `json:"ref_pps,omitempty"` // reference run before this rep
+	Rep         int     `json:"rep"`
+	Probe       bool    `json:"probe,omitempty"`
+	Slow        bool    `json:"slow"`
+	RefPPS      float64 `json:"ref_pps,omitempty"`       // reference run before this rep
+	RefAfterPPS float64 `json:"ref_after_pps,omitempty"` // reference run after it
+	// Retried marks a slow repetition that was measured again.
+	Retried bool               `json:"retried,omitempty"`
 	Median  map[string]float64 `json:"median"`
 	Seconds int                `json:"seconds"`
 	Start   time.Time          `json:"start"`
@@ -377,29 +386,56 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Iface != "" {
 		res.Notes = append(res.Notes, "external interface: traffic comes from outside; rxsim only attaches and measures")
 	}
-	for r := 0; r < o.Reps; r++ {
-		if ctx.Err() != nil {
-			return res, ctx.Err()
-		}
-		rep := Rep{Rep: r, Start: time.Now().UTC()}
-		if o.Reference && o.Iface == "" {
-			ref, err := referenceRun(ctx)
-			if err != nil {
-				return res, fmt.Errorf("validate: reference run: %w", err)
-			}
-			rep.RefPPS = ref
-			rep.Slow = ref < o.SlowFactor*o.RefPPS
-			res.Reference = append(res.Reference, ref)
-		}
-		samples, hinfo, err := measureOnce(ctx, o, r, false, o.Duration)
+	// Reference runs bracket every repetition (the one after a repetition
+	// is the one before the next); a repetition is slow when either is
+	// below SlowFactor*RefPPS, and is then repeated up to RetrySlow times.
+	useRef := o.Reference && o.Iface == ""
+	ref := func() (float64, error) {
+		v, err := referenceRun(ctx)
 		if err != nil {
+			return 0, fmt.Errorf("validate: reference run: %w", err)
+		}
+		res.Reference = append(res.Reference, v)
+		return v, nil
+	}
+	var before float64
+	if useRef {
+		var err error
+		if before, err = ref(); err != nil {
 			return res, err
 		}
-		res.Iface, res.Driver = hinfo.Rcv, hinfo.Driver
-		rep.Seconds = len(samples)
-		rep.Median = medians(samples)
-		res.Reps = append(res.Reps, rep)
-		res.PerSecond = append(res.PerSecond, samples...)
+	}
+	attempt := 0
+	for slot := 0; slot < o.Reps; slot++ {
+		for try := 0; ; try++ {
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
+			rep := Rep{Rep: attempt, Start: time.Now().UTC()}
+			samples, hinfo, err := measureOnce(ctx, o, attempt, false, o.Duration)
+			if err != nil {
+				return res, err
+			}
+			attempt++
+			res.Iface, res.Driver = hinfo.Rcv, hinfo.Driver
+			rep.Seconds = len(samples)
+			rep.Median = medians(samples)
+			if useRef {
+				after, err := ref()
+				if err != nil {
+					return res, err
+				}
+				rep.RefPPS, rep.RefAfterPPS = before, after
+				rep.Slow = math.Min(before, after) < o.SlowFactor*o.RefPPS
+				before = after
+			}
+			rep.Retried = rep.Slow && try < o.RetrySlow
+			res.Reps = append(res.Reps, rep)
+			res.PerSecond = append(res.PerSecond, samples...)
+			if !rep.Retried {
+				break
+			}
+		}
 	}
 	if o.Probe && ctx.Err() == nil {
 		samples, _, err := measureOnce(ctx, o, -1, true, o.ProbeDuration)
@@ -851,25 +887,39 @@ func medianSample(s []Sample) Sample {
 
 // aggregate fills the medians, spreads and the run-compatible fields.
 func (r *Result) aggregate() {
-	slow := map[int]bool{}
-	nslow := 0
+	// Retried repetitions were replaced; the other slow ones are left out
+	// while normal ones are the majority.
+	excluded := map[int]bool{}
+	nslow, nkept, nretried := 0, 0, 0
 	for _, rep := range r.Reps {
-		if rep.Slow {
-			slow[rep.Rep] = true
+		switch {
+		case rep.Retried:
+			nretried++
+		case rep.Slow:
 			nslow++
+		default:
+			nkept++
 		}
 	}
-	useSlow := nslow*2 > len(r.Reps) // too few normal reps: keep all
-	if nslow > 0 {
-		if useSlow {
-			r.Notes = append(r.Notes, fmt.Sprintf("%d of %d repetitions ran in a slow period (reference below %.0f%% of %.3g pps); all kept", nslow, len(r.Reps), r.Settings.SlowFactor*100, r.Settings.RefPPS))
-		} else {
-			r.Notes = append(r.Notes, fmt.Sprintf("%d of %d repetitions ran in a slow period (reference below %.0f%% of %.3g pps); excluded from medians", nslow, len(r.Reps), r.Settings.SlowFactor*100, r.Settings.RefPPS))
+	useSlow := nslow > nkept
+	for _, rep := range r.Reps {
+		if rep.Retried || (rep.Slow && !useSlow) {
+			excluded[rep.Rep] = true
 		}
+	}
+	if nretried > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d repetitions ran in a slow period (reference below %.0f%% of %.3g pps) and were measured again", nretried, r.Settings.SlowFactor*100, r.Settings.RefPPS))
+	}
+	if nslow > 0 {
+		what := "excluded from medians"
+		if useSlow {
+			what = "kept: too few normal ones"
+		}
+		r.Notes = append(r.Notes, fmt.Sprintf("%d of %d counted repetitions ran in a slow period (reference below %.0f%% of %.3g pps); %s", nslow, nslow+nkept, r.Settings.SlowFactor*100, r.Settings.RefPPS, what))
 	}
 	var counted []Sample
 	for _, s := range r.PerSecond {
-		if s.Probe || s.Rep < 0 || (slow[s.Rep] && !useSlow) {
+		if s.Probe || s.Rep < 0 || excluded[s.Rep] {
 			continue
 		}
 		counted = append(counted, s)
@@ -883,7 +933,7 @@ func (r *Result) aggregate() {
 		r.Median[k] = med
 		sp := Spread{RepMin: math.Inf(1), RepMax: math.Inf(-1), SecP10: Quantile(v, 0.1), SecP90: Quantile(v, 0.9)}
 		for _, rep := range r.Reps {
-			if slow[rep.Rep] && !useSlow {
+			if excluded[rep.Rep] {
 				continue
 			}
 			rv := rep.Median[k]
