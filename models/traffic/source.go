@@ -71,6 +71,8 @@ type Pktgen struct {
 	offered  float64
 	lineRate float64
 	tmpl     pkt.Packet
+	// arr is the next packet's arrival (next + wire), Never when Count is reached.
+	arr sim.Time
 }
 
 // NewPktgen returns a flood source; rng is used only when Jitter > 0.
@@ -97,6 +99,7 @@ func NewPktgen(cfg PktgenConfig, rng *rand.Rand) *Pktgen {
 	for i := range g.hashes {
 		g.hashes[i] = FlowHash(uint32(i))
 	}
+	g.setArr()
 	return g
 }
 
@@ -107,17 +110,21 @@ func (g *Pktgen) OfferedPPS() float64 { return g.offered }
 func (g *Pktgen) LinePPS() float64 { return g.lineRate }
 
 // Peek implements Source.
-func (g *Pktgen) Peek() sim.Time {
+func (g *Pktgen) Peek() sim.Time { return g.arr }
+
+// setArr computes the next arrival after next or sent changed.
+func (g *Pktgen) setArr() {
 	if g.cfg.Count > 0 && g.sent >= g.cfg.Count {
-		return sim.Never
+		g.arr = sim.Never
+		return
 	}
-	return sim.Time(g.next + g.wire)
+	g.arr = sim.Time(g.next + g.wire)
 }
 
 // Pop implements Source.
 func (g *Pktgen) Pop() pkt.Packet {
 	p := g.tmpl
-	p.Arrival = sim.Time(g.next + g.wire)
+	p.Arrival = g.arr
 	p.Flow, p.Hash = g.flow, g.hashes[g.flow]
 	g.sent++
 	g.flow++
@@ -127,6 +134,7 @@ func (g *Pktgen) Pop() pkt.Packet {
 	g.inBurst++
 	if g.inBurst < g.burst {
 		g.next += g.wire
+		g.setArr()
 		return p
 	}
 	// Next burst: start gap after this burst's start, never before the wire is free.
@@ -137,7 +145,30 @@ func (g *Pktgen) Pop() pkt.Packet {
 	}
 	g.next = math.Max(start+gap, g.next+g.wire)
 	g.inBurst = 0
+	g.setArr()
 	return p
+}
+
+// PopUntil writes the packets arriving at or before t into dst (at most
+// len(dst)) and returns how many (nic.BulkFeed).
+func (g *Pktgen) PopUntil(t sim.Time, dst []pkt.Packet) int {
+	n := 0
+	for n < len(dst) && g.arr <= t {
+		dst[n] = g.Pop()
+		n++
+	}
+	return n
+}
+
+// SkipUntil discards the packets arriving at or before t and returns how
+// many (nic.BulkFeed).
+func (g *Pktgen) SkipUntil(t sim.Time) int {
+	n := 0
+	for g.arr <= t {
+		g.Pop()
+		n++
+	}
+	return n
 }
 
 // FlowHash stands in for the NIC's Toeplitz RSS hash of flow f's 5-tuple: a
