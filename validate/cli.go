@@ -17,7 +17,9 @@ import (
 
 type intList []int
 
+// String implements flag.Value.
 func (l *intList) String() string { return fmt.Sprint(*l) }
+// Set implements flag.Value; it accepts comma-separated CPUs.
 func (l *intList) Set(s string) error {
 	for _, p := range strings.Split(s, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(p))

@@ -42,6 +42,7 @@ type Error struct {
 	Err  error // underlying cause, may be nil
 }
 
+// Error returns the message and the cause.
 func (e *Error) Error() string {
 	if e.Err != nil {
 		return e.Msg + ": " + e.Err.Error()
