@@ -19,6 +19,7 @@ type intList []int
 
 // String implements flag.Value.
 func (l *intList) String() string { return fmt.Sprint(*l) }
+
 // Set implements flag.Value; it accepts comma-separated CPUs.
 func (l *intList) Set(s string) error {
 	for _, p := range strings.Split(s, ",") {
