@@ -17,7 +17,7 @@ func realSim(s *scenarios.Spec, seed uint64) (Metrics, error) {
 	return FromResult(h.Run()), nil
 }
 
-// BenchmarkSweepWorkers runs the same 16-run sweep (4 points x 4 reps of
+// BenchmarkSweepWorkers runs the same 32-run sweep (4 points x 8 reps of
 // an XDP_DROP flood, 10 ms simulated each) with 1, 2 and 4 workers and
 // reports runs/s and simulated packets per wall second. The ratio of the
 // workers=2 and workers=1 runs/s is the sweep's parallel speed-up:
@@ -25,7 +25,7 @@ func realSim(s *scenarios.Spec, seed uint64) (Metrics, error) {
 //	go test ./scenarios/sweep -run '^$' -bench SweepWorkers -benchtime 3x
 func BenchmarkSweepWorkers(b *testing.B) {
 	plan := Plan{Scenario: "xdp-drop-ixgbe", Sets: []string{`duration="10ms"`, `warmup="1ms"`, "noise.cost_cv=0.05"},
-		Params: []Param{{"traffic.rate", []string{`"6Mpps"`, `"9Mpps"`, `"12Mpps"`, `"line"`}}}, Reps: 4, Seed: 1}
+		Params: []Param{{"traffic.rate", []string{`"6Mpps"`, `"9Mpps"`, `"12Mpps"`, `"line"`}}}, Reps: 8, Seed: 1}
 	specs, err := plan.Specs()
 	if err != nil {
 		b.Fatal(err)
