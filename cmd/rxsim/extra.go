@@ -5,11 +5,12 @@ package main
 // adds its entry here.
 func extraCommands() map[string]command {
 	return map[string]command{
-		"calibrate": {"fit the cost profile to saved validate measurements and report the held-out error", cmdCalibrate},
 		"sweep":     {"run a scenario over a grid of settings and seeds", cmdSweep},
 		"merge":     {"combine partial sweep results (shards) into one", cmdMerge},
-		"compare":   {"A/B comparison over replications, benchstat style", cmdCompare},
 		"profile":   {"per-kernel-function share of CPU time; --diff A B like perf diff", cmdProfile},
 		"plot":      {"draw a sweep or compare result (SVG, PNG, PDF)", cmdPlot},
+		"compare":   {"A/B comparison over replications, benchstat style", cmdCompare},
+		"validate":  {"measure a real XDP datapath (veth in namespaces, or --iface IF) in xdp-bench's layout", cmdValidate},
+		"calibrate": {"fit the cost profile to saved validate measurements and report the held-out error", cmdCalibrate},
 	}
 }
