@@ -81,6 +81,7 @@ type compareDoc struct {
 }
 
 func cmdCompare(stdout, stderr io.Writer, args []string) error {
+	parallelGC()
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o runOpts

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"runtime/debug"
 	"testing"
 
 	"github.com/rxsim/rxsim/models/host"
@@ -20,10 +21,12 @@ func realSim(s *scenarios.Spec, seed uint64) (Metrics, error) {
 // BenchmarkSweepWorkers runs the same 32-run sweep (4 points x 8 reps of
 // an XDP_DROP flood, 10 ms simulated each) with 1, 2 and 4 workers and
 // reports runs/s and simulated packets per wall second. The ratio of the
-// workers=2 and workers=1 runs/s is the sweep's parallel speed-up:
+// workers=2 and workers=1 runs/s is the sweep's parallel speed-up. GOGC
+// is 400, as rxsim sweep and compare set it (cmd/rxsim sweepGCPercent):
 //
 //	go test ./scenarios/sweep -run '^$' -bench SweepWorkers -benchtime 3x
 func BenchmarkSweepWorkers(b *testing.B) {
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	plan := Plan{Scenario: "xdp-drop-ixgbe", Sets: []string{`duration="10ms"`, `warmup="1ms"`, "noise.cost_cv=0.05"},
 		Params: []Param{{"traffic.rate", []string{`"6Mpps"`, `"9Mpps"`, `"12Mpps"`, `"line"`}}}, Reps: 8, Seed: 1}
 	specs, err := plan.Specs()
