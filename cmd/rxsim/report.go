@@ -5,32 +5,15 @@ import (
 	"io"
 	"math"
 	"sort"
-	"strings"
 
 	"github.com/rxsim/rxsim/models/host"
 	"github.com/rxsim/rxsim/scenarios"
+	"github.com/rxsim/rxsim/validate"
 )
 
 // groupThousands formats n with thousands separators ("14,880,952"), as
-// xdp-bench's "%'10llu" in an en_US locale.
-func groupThousands(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+// xdp-bench's "%'10llu" in an en_US locale; validate prints the same way.
+func groupThousands(n int64) string { return validate.GroupThousands(n) }
 
 // col is one xdp-bench column: "%'10<fmt> %-13s".
 func col(v float64, unit string) string {
