@@ -128,13 +128,22 @@ func Save(path string, set *MeasurementSet) error {
 	if err != nil {
 		return fmt.Errorf("validate: encode measurements: %w", err)
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err := WriteFileAtomic(path, append(b, '\n')); err != nil {
+		return fmt.Errorf("validate: save %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteFileAtomic writes b to path through a temporary file in the same
+// directory (fsync, mode 0644, rename), so a reader sees the old file or
+// the whole new one and a failure leaves nothing half-written.
+func WriteFileAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return fmt.Errorf("validate: save: %w", err)
+		return err
 	}
 	tmp := f.Name()
-	_, err = f.Write(append(b, '\n'))
+	_, err = f.Write(b)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -149,9 +158,8 @@ func Save(path string, set *MeasurementSet) error {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("validate: save %s: %w", path, err)
 	}
-	return nil
+	return err
 }
 
 // LoadMeasurements reads a file written by Save.

@@ -2,9 +2,8 @@ package calibrate
 
 import (
 	"fmt"
+	"github.com/rxsim/rxsim/validate"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/rxsim/rxsim/hw"
@@ -101,26 +100,7 @@ func WriteProfile(path string, cp *hw.CostProfile, header string) error {
 	if _, err := hw.ParseCosts(path, b); err != nil {
 		return fmt.Errorf("calibrate: calibrated profile does not validate: %w", err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("calibrate: %w", err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := validate.WriteFileAtomic(path, b); err != nil {
 		return fmt.Errorf("calibrate: write %s: %w", path, err)
 	}
 	return nil
