@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/rxsim/rxsim/models/host"
-	"github.com/rxsim/rxsim/scenarios"
 )
 
 // funcShare is one function's CPU time in a profile.
@@ -67,19 +66,7 @@ func cmdProfile(stdout, stderr io.Writer, args []string) error {
 	if *diff {
 		return profileDiff(stdout, &o, fs.Args(), *cpu)
 	}
-	name := scenarios.Default
-	switch fs.NArg() {
-	case 0:
-	case 1:
-		name = fs.Arg(0)
-	default:
-		return usagef("profile: one scenario expected, got %d", fs.NArg())
-	}
-	s, err := o.load(name)
-	if err != nil {
-		return err
-	}
-	r, err := simulate(s, s.Seed)
+	name, _, r, err := o.runArg(fs, "profile")
 	if err != nil {
 		return err
 	}

@@ -40,6 +40,25 @@ func (o *runOpts) load(name string) (*scenarios.Spec, error) {
 	return s, nil
 }
 
+// runArg loads the scenario named by fs's single optional argument (the
+// default scenario when there is none) with the overrides and simulates it.
+func (o *runOpts) runArg(fs *flag.FlagSet, cmd string) (string, *scenarios.Spec, *host.Result, error) {
+	name := scenarios.Default
+	switch fs.NArg() {
+	case 0:
+	case 1:
+		name = fs.Arg(0)
+	default:
+		return "", nil, nil, usagef("%s: one scenario expected, got %d", cmd, fs.NArg())
+	}
+	s, err := o.load(name)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	r, err := simulate(s, s.Seed)
+	return name, s, r, err
+}
+
 // simulate builds and runs one replication.
 func simulate(s *scenarios.Spec, seed uint64) (*host.Result, error) {
 	t0 := time.Now()
@@ -66,19 +85,7 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	if err := fs.Parse(reorder(args)); err != nil {
 		return usageError{err}
 	}
-	name := scenarios.Default
-	switch fs.NArg() {
-	case 0:
-	case 1:
-		name = fs.Arg(0)
-	default:
-		return usagef("run: one scenario expected, got %d", fs.NArg())
-	}
-	s, err := o.load(name)
-	if err != nil {
-		return err
-	}
-	r, err := simulate(s, s.Seed)
+	_, s, r, err := o.runArg(fs, "run")
 	if err != nil {
 		return err
 	}
