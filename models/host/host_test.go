@@ -11,6 +11,14 @@ import (
 
 func run(t testing.TB, name string, sets ...string) *Result {
 	t.Helper()
+	_, r := buildRun(t, name, sets...)
+	return r
+}
+
+// buildRun loads, builds and runs scenario name with sets and fails the
+// test if packet conservation is broken.
+func buildRun(t testing.TB, name string, sets ...string) (*Host, *Result) {
+	t.Helper()
 	s, err := scenarios.Load(name, sets...)
 	if err != nil {
 		t.Fatal(err)
@@ -21,9 +29,9 @@ func run(t testing.TB, name string, sets ...string) *Result {
 	}
 	r := h.Run()
 	if r.Ledger.Imbalance != 0 {
-		t.Fatalf("%s: conservation broken: %+v", name, r.Ledger)
+		t.Fatalf("%s %v: conservation broken: %+v", name, sets, r.Ledger)
 	}
-	return r
+	return h, r
 }
 
 func canon(t testing.TB, r *Result) string {

@@ -15,18 +15,7 @@ import (
 // every ACK the host sent reached the sender model.
 func tcpRun(t testing.TB, name string, sets ...string) (*Host, *Result) {
 	t.Helper()
-	s, err := scenarios.Load(name, sets...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := Build(s, s.Seed, Layers()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := h.Run()
-	if r.Ledger.Imbalance != 0 {
-		t.Fatalf("%s %v: segment conservation broken: %+v", name, sets, r.Ledger)
-	}
+	h, r := buildRun(t, name, sets...) // segment conservation through the ledger
 	var x *TCPExt
 	for _, e := range h.Ext {
 		if e, ok := e.(*TCPExt); ok {
