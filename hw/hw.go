@@ -35,6 +35,21 @@ type Cost struct {
 	Date   string  `toml:"date,omitempty"`
 	// Machine names the machine a measured or calibrated value comes from.
 	Machine string `toml:"machine,omitempty"`
+	// CV and Dist are the cost's run-to-run noise when a scenario turns on
+	// noise.profile: the coefficient of variation of the factor drawn per
+	// step, and its distribution (normal, lognormal or gamma). Absent, the
+	// profile's [noise] defaults apply.
+	CV   *float64 `toml:"cv,omitempty"`
+	Dist string   `toml:"dist,omitempty"`
+}
+
+// NoiseDefaults are a cost profile's default cost noise, for costs without
+// their own cv or dist.
+type NoiseDefaults struct {
+	CV     float64 `toml:"cv"`
+	Dist   string  `toml:"dist"`
+	Origin Origin  `toml:"origin"`
+	Source string  `toml:"source"`
 }
 
 // Value is a NIC or kernel constant with its origin.
@@ -83,6 +98,8 @@ type CostProfile struct {
 	Description string  `toml:"description"`
 	CPU         string  `toml:"cpu"`
 	GHz         float64 `toml:"ghz"`
+	// Noise is the default cost noise (used with noise.profile).
+	Noise NoiseDefaults `toml:"noise"`
 	// Costs by kernel function name, e.g. "driver_rx".
 	Costs map[string]Cost `toml:"costs"`
 }
@@ -94,6 +111,7 @@ type Profile struct {
 	CostName string
 	CPU      string
 	GHz      float64
+	Noise    NoiseDefaults
 	Costs    map[string]Cost
 }
 
@@ -160,7 +178,7 @@ func Load(name, costs string) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Profile{Name: np.Name, NIC: np.NIC, CostName: cp.Name, CPU: cp.CPU, GHz: cp.GHz, Costs: cp.Costs}, nil
+	return &Profile{Name: np.Name, NIC: np.NIC, CostName: cp.Name, CPU: cp.CPU, GHz: cp.GHz, Noise: cp.Noise, Costs: cp.Costs}, nil
 }
 
 // LoadCosts returns the built-in cost profile name.
@@ -219,6 +237,15 @@ func (p *CostProfile) Validate() error {
 		if c.Call < 0 || c.Pkt < 0 || c.Byte < 0 {
 			return fmt.Errorf("costs.%s: negative cost", n)
 		}
+		if err := checkNoise("costs."+n, c.CV, c.Dist); err != nil {
+			return err
+		}
+	}
+	if err := checkNoise("noise", &p.Noise.CV, p.Noise.Dist); err != nil {
+		return err
+	}
+	if p.Noise.CV > 0 && p.Noise.Source == "" {
+		return fmt.Errorf("noise.source: missing (every cost must say where it comes from)")
 	}
 	for _, n := range RequiredCosts() {
 		if _, ok := p.Costs[n]; !ok {
@@ -245,4 +272,16 @@ func RequiredCosts() []string {
 		"bpf_prog_run_xdp", "xdp_return_frame", "xdp_tx", "xdp_do_redirect",
 		"xdp_do_flush", "napi_complete_done",
 	}
+}
+
+// checkNoise validates a cv (nil = unset) and a distribution name.
+func checkNoise(field string, cv *float64, dist string) error {
+	if cv != nil && !(*cv >= 0 && *cv <= 1) {
+		return fmt.Errorf("%s.cv: %v out of range, expected 0..1", field, *cv)
+	}
+	switch dist {
+	case "", "normal", "lognormal", "gamma":
+		return nil
+	}
+	return fmt.Errorf("%s.dist: %q, expected normal, lognormal or gamma", field, dist)
 }

@@ -207,10 +207,20 @@ type Traffic struct {
 
 // Noise configures run-to-run variation (all from named seeded streams).
 type Noise struct {
-	// CostCV is the coefficient of variation of each step's cost.
+	// Profile turns on the cost profile's per-function noise: in every CPU
+	// step each kernel function's charge is scaled by a factor drawn with
+	// that cost's cv and distribution (hw Cost.CV/Dist, or the profile's
+	// [noise] defaults).
+	Profile bool `toml:"profile"`
+	// CostCV, when > 0, gives every function this coefficient of variation
+	// (with its profile distribution), with or without Profile.
 	CostCV float64 `toml:"cost_cv"`
 	// IRQJitter is the CV of interrupt delivery delay.
 	IRQJitter float64 `toml:"irq_jitter"`
+	// TimerJitter is the mean expiry latency of kernel timers (the
+	// gro_flush_timeout watchdog and the TCP delayed-ACK timer): each expiry
+	// is late by an exponential delay of this mean. 0 = exact.
+	TimerJitter Duration `toml:"timer_jitter"`
 	// Background is, per CPU, the share of the CPU other processes want
 	// (0..0.95; a shared machine); empty = none. Used by the veth layer.
 	Background []float64 `toml:"background"`

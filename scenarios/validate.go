@@ -167,6 +167,12 @@ func (s *Spec) validate() error {
 		func() error { return nonNegative("xdp.cost_ns", s.XDP.CostNS) },
 		func() error { return rangeFloat("noise.cost_cv", s.Noise.CostCV, 0, 1) },
 		func() error { return rangeFloat("noise.irq_jitter", s.Noise.IRQJitter, 0, 1) },
+		func() error {
+			if d := s.Noise.TimerJitter.Duration; d < 0 || d > time.Second {
+				return ferr("noise.timer_jitter", "%v out of range, expected 0..1s", d)
+			}
+			return nil
+		},
 		s.checkBackground,
 	}
 	for _, c := range checks {

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"math"
 	"math/rand/v2"
 )
 
@@ -117,8 +116,8 @@ type CPU struct {
 	// not inside it.
 	inTask bool
 
-	noiseCV float64
-	rng     *rand.Rand
+	noise *CostNoise
+	rng   *rand.Rand
 	// idleWake delays wake-ups on an idle CPU (SetIdleWakeLatency);
 	// idleCost is charged to the woken thread's first step (SetIdleWakeCost).
 	idleWake Time
@@ -132,9 +131,10 @@ func NewCPU(id int, eng *Engine, acct *Account, sched Sched) *CPU {
 	return c
 }
 
-// SetNoise makes every step's cost vary by a normal factor with coefficient
-// of variation cv (clipped at +-3 sigma), drawn from rng. cv = 0 is exact.
-func (c *CPU) SetNoise(cv float64, rng *rand.Rand) { c.noiseCV, c.rng = cv, rng }
+// SetNoise makes the CPU's costs vary: in every step, each kernel function
+// charged is scaled by one factor drawn from rng with that function's cv
+// and distribution (n). A nil n, or cv 0 everywhere, is exact.
+func (c *CPU) SetNoise(n *CostNoise, rng *rand.Rand) { c.noise, c.rng = n, rng }
 
 // Engine returns the engine driving the CPU.
 func (c *CPU) Engine() *Engine { return c.eng }
@@ -431,10 +431,8 @@ func (c *CPU) start(cl Class, now Time) {
 	c.inTask = true
 	s.task.Run(now, &c.work)
 	c.inTask = false
-	if c.noiseCV > 0 && c.work.total > 0 {
-		z := c.rng.NormFloat64()
-		z = math.Max(-3, math.Min(3, z))
-		c.work.scale(math.Max(0.05, 1+c.noiseCV*z))
+	if c.noise != nil && c.work.total > 0 {
+		c.work.scaleEach(c.noise, c.rng)
 	}
 	d := c.work.total
 	if cl == ThreadClass {

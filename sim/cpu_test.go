@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"gonum.org/v1/gonum/stat"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -440,59 +441,123 @@ func (m *multi) Run(now Time, w *Work) {
 func (m *multi) Done(now Time) bool { m.steps--; return m.steps > 0 }
 
 // TestNoise: cv = 0 is exact; cv > 0 with a fixed seed is reproducible,
-// bounded by the +-3 sigma clip, and has mean ~1.
+// and each distribution has mean 1 and the requested CV (the normal one is
+// bounded by its ±3σ clip, the skewed ones have a right tail).
 func TestNoise(t *testing.T) {
-	run := func(cv float64, seed uint64, n int) []Time {
+	run := func(cv float64, d Dist, seed uint64, n int) []Time {
 		r := newRig(DefaultSched())
 		s := r.task("app", us(10), n)
 		if cv >= 0 {
-			r.cpu.SetNoise(cv, rand.New(rand.NewPCG(seed, 1)))
+			r.cpu.SetNoise(NewCostNoise(cv, d), rand.New(rand.NewPCG(seed, 1)))
 		}
 		r.cpu.NewThread("app", "app", s)
 		r.cpu.Wake(r.cpu.Threads()[0])
 		r.eng.Run(Never)
-		d := make([]Time, len(s.ends))
+		out := make([]Time, len(s.ends))
 		prev := Time(0)
 		for i, e := range s.ends {
-			d[i], prev = e-prev, e
+			out[i], prev = e-prev, e
 		}
-		return d
+		return out
 	}
-	for _, d := range run(0, 1, 100) {
+	for _, d := range run(0, DistLogNormal, 1, 100) {
 		if d != us(10) {
 			t.Fatalf("cv=0: step took %v, want exactly 10us", d)
 		}
 	}
-	for _, d := range run(-1, 1, 100) { // SetNoise never called
+	for _, d := range run(-1, DistNormal, 1, 100) { // SetNoise never called
 		if d != us(10) {
 			t.Fatalf("no noise: step took %v, want exactly 10us", d)
 		}
 	}
 	const n = 20000
-	a, b := run(0.1, 42, n), run(0.1, 42, n)
-	if fmt.Sprint(a) != fmt.Sprint(b) {
-		t.Fatal("cv=0.1: two runs with seed 42 differ")
+	for _, c := range []struct {
+		dist         Dist
+		lo, hi       float64 // bounds of the factor
+		skewPositive bool
+	}{
+		{DistNormal, 0.7 - 1e-3, 1.3 + 1e-3, false},
+		{DistLogNormal, 0, math.Inf(1), true},
+		{DistGamma, 0, math.Inf(1), true},
+	} {
+		t.Run(c.dist.String(), func(t *testing.T) {
+			a, b := run(0.1, c.dist, 42, n), run(0.1, c.dist, 42, n)
+			if fmt.Sprint(a) != fmt.Sprint(b) {
+				t.Fatal("two runs with seed 42 differ")
+			}
+			if o := run(0.1, c.dist, 43, 100); fmt.Sprint(o) == fmt.Sprint(a[:100]) {
+				t.Error("seeds 42 and 43 give the same durations")
+			}
+			f := make([]float64, n)
+			for i, d := range a {
+				f[i] = float64(d) / float64(us(10))
+				if f[i] < c.lo || f[i] > c.hi {
+					t.Fatalf("factor %g outside [%g, %g]", f[i], c.lo, c.hi)
+				}
+			}
+			mean, sd := stat.MeanStdDev(f, nil)
+			// The standard error of the mean is 0.1/sqrt(20000) = 0.0007; allow 10x.
+			if math.Abs(mean-1) > 0.007 {
+				t.Errorf("mean factor %g, want 1 ± 0.007", mean)
+			}
+			if math.Abs(sd-0.1) > 0.01 {
+				t.Errorf("sd of factor %g, want ~0.1", sd)
+			}
+			// Skewness: 0 for the clipped normal; 3cv+cv³ ≈ 0.30 for the
+			// log-normal, 2cv = 0.20 for the gamma.
+			if sk := stat.Skew(f, nil); c.skewPositive != (sk > 0.1) || math.Abs(sk) > 0.45 {
+				t.Errorf("skewness %g (want > 0.1: %v)", sk, c.skewPositive)
+			}
+		})
 	}
-	if c := run(0.1, 43, 100); fmt.Sprint(c) == fmt.Sprint(a[:100]) {
-		t.Error("cv=0.1: seeds 42 and 43 give the same durations")
+}
+
+// TestNoisePerFunction: only the function with a cv varies; its factor
+// does not leak into another function charged in the same step.
+func TestNoisePerFunction(t *testing.T) {
+	r := newRig(DefaultSched())
+	exact, noisy := r.funcs.ID("exact"), r.funcs.ID("noisy")
+	n := NewCostNoise(0, DistNormal)
+	n.Set(noisy, 0.2, DistGamma)
+	r.cpu.SetNoise(n, rand.New(rand.NewPCG(7, 1)))
+	task := &twoFuncs{a: exact, b: noisy, steps: 200}
+	r.cpu.NewThread("app", "app", task)
+	r.cpu.Wake(r.cpu.Threads()[0])
+	r.eng.Run(Never)
+	if got, want := r.acct.ByFunc[0][exact], Time(200)*us(5); got != want {
+		t.Errorf("exact function charged %v, want exactly %v", got, want)
 	}
-	var sum, sq float64
-	for _, d := range a {
-		f := float64(d) / float64(us(10))
-		if f < 0.7-1e-3 || f > 1.3+1e-3 {
-			t.Fatalf("factor %g outside the 3-sigma clip [0.7, 1.3]", f)
+	if got := r.acct.ByFunc[0][noisy]; got == Time(200)*us(5) {
+		t.Errorf("noisy function charged exactly %v: no noise applied", got)
+	}
+	if cv, d := n.Of(noisy); cv != 0.2 || d != DistGamma {
+		t.Errorf("Of(noisy) = %v, %v", cv, d)
+	}
+	if cv, _ := n.Of(exact); cv != 0 {
+		t.Errorf("Of(exact) cv = %v, want the default 0", cv)
+	}
+}
+
+// twoFuncs charges 5 us to each of two functions per step.
+type twoFuncs struct {
+	a, b  FuncID
+	steps int
+}
+
+func (x *twoFuncs) Run(now Time, w *Work) { w.Add(x.a, us(5)); w.Add(x.b, us(5)) }
+func (x *twoFuncs) Done(now Time) bool    { x.steps--; return x.steps > 0 }
+
+func TestParseDist(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want Dist
+		err  bool
+	}{{"", DistLogNormal, false}, {"normal", DistNormal, false}, {"lognormal", DistLogNormal, false},
+		{"gamma", DistGamma, false}, {"weibull", 0, true}} {
+		d, err := ParseDist(c.in)
+		if (err != nil) != c.err || (!c.err && d != c.want) {
+			t.Errorf("ParseDist(%q) = %v, %v", c.in, d, err)
 		}
-		sum += f
-		sq += f * f
-	}
-	mean := sum / n
-	sd := math.Sqrt(sq/n - mean*mean)
-	// The standard error of the mean is 0.1/sqrt(20000) = 0.0007; allow 10x.
-	if math.Abs(mean-1) > 0.007 {
-		t.Errorf("mean factor %g, want 1 +- 0.007", mean)
-	}
-	if math.Abs(sd-0.1) > 0.01 {
-		t.Errorf("sd of factor %g, want ~0.1 (clipping at 3 sigma barely changes it)", sd)
 	}
 }
 
@@ -518,4 +583,41 @@ func TestThreadRaisesSoftirq(t *testing.T) {
 	r.eng.Run(Never)
 	eqTimes(t, "softirq", append(soft.starts, soft.ends...), us(1), us(3))
 	eqTimes(t, "app", append(app.starts, app.ends...), us(1), us(13))
+}
+
+// TestJitter: nil or mean 0 is exact; otherwise delays are exponential
+// with the given mean and reproducible per seed.
+func TestJitter(t *testing.T) {
+	var nilJ *Jitter
+	if nilJ.Delay() != 0 || NewJitter(0, rand.New(rand.NewPCG(1, 1))).Delay() != 0 {
+		t.Fatal("nil or zero-mean jitter delays")
+	}
+	draw := func(seed uint64) []float64 {
+		j := NewJitter(us(2), rand.New(rand.NewPCG(seed, 1)))
+		out := make([]float64, 20000)
+		for i := range out {
+			out[i] = float64(j.Delay())
+		}
+		return out
+	}
+	a := draw(5)
+	if fmt.Sprint(a[:50]) != fmt.Sprint(draw(5)[:50]) {
+		t.Fatal("same seed, different delays")
+	}
+	mean, sd := stat.MeanStdDev(a, nil)
+	// Exponential: sd = mean; standard error of the mean 2us/sqrt(20000) = 14 ns.
+	if math.Abs(mean-2000) > 100 || math.Abs(sd-2000) > 150 {
+		t.Errorf("mean %.0f sd %.0f ns, want ~2000 each", mean, sd)
+	}
+	if slicesMin(a) < 0 {
+		t.Error("negative delay")
+	}
+}
+
+func slicesMin(x []float64) float64 {
+	m := math.Inf(1)
+	for _, v := range x {
+		m = math.Min(m, v)
+	}
+	return m
 }

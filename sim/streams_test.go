@@ -82,9 +82,12 @@ func TestWork(t *testing.T) {
 	if w.Total() != 16 || w.Start() != 100 || w.Now() != 116 || len(w.touched) != 2 {
 		t.Errorf("Total %v Start %v Now %v touched %v", w.Total(), w.Start(), w.Now(), w.touched)
 	}
-	w.scale(2)
-	if w.Total() != 32 || w.costs[3] != 22 || w.costs[40] != 10 {
-		t.Errorf("scale(2): Total %v costs %v %v", w.Total(), w.costs[3], w.costs[40])
+	n := NewCostNoise(0, DistNormal)
+	n.Set(40, 0.5, DistGamma)
+	w.Add(40, 4995)
+	w.scaleEach(n, rand.New(rand.NewPCG(1, 2)))
+	if w.costs[3] != 11 || w.costs[40] == 5000 || w.Total() != 11+w.costs[40] {
+		t.Errorf("scaleEach: Total %v costs %v %v (want 11 exact, 40 scaled)", w.Total(), w.costs[3], w.costs[40])
 	}
 	w.reset(200)
 	if w.Total() != 0 || w.costs[3] != 0 || w.costs[40] != 0 || len(w.touched) != 0 || w.Now() != 200 {

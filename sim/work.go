@@ -1,5 +1,7 @@
 package sim
 
+import "math/rand/v2"
+
 // FuncID names a kernel function (or other cost item) for cost attribution.
 type FuncID int32
 
@@ -75,11 +77,13 @@ func (w *Work) Start() Time { return w.start }
 // Now returns the step-local clock: Start plus Total.
 func (w *Work) Now() Time { return w.start + w.total }
 
-// scale multiplies every charge by f (per-step cost noise).
-func (w *Work) scale(f float64) {
+// scaleEach multiplies each function's charge by its own noise factor
+// (per-step, per-function cost noise), drawn in the order the functions
+// were first charged.
+func (w *Work) scaleEach(n *CostNoise, rng *rand.Rand) {
 	w.total = 0
 	for _, id := range w.touched {
-		c := Time(float64(w.costs[id]) * f)
+		c := Time(float64(w.costs[id]) * n.Factor(id, rng))
 		w.costs[id] = c
 		w.total += c
 	}

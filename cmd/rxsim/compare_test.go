@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/rxsim/rxsim/scenarios/sweep"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // syntheticDoc builds a comparison from fixed samples: rx pinned at the
@@ -85,22 +87,14 @@ func cheapCompare(seed uint64, setsB ...string) compareConfig {
 		Metrics: []string{"rx_pps", "cpu_busy_pct"}}
 }
 
-// TestCompareFalsePositives runs 100 comparisons of identical configs
-// (seeds 1..4000, disjoint per trial) and counts the trials that report
-// `~` for each metric. A correct 5% test gives 95 on average, but the
-// count is Binomial(100, 0.95): a correct test falls below 95 in 38% of
-// seed sets (P(X <= 94)), so requiring >= 95 would fail a correct test
-// that often. The test logs the count and fails below 90: a correct test
-// fails with probability 1.1%, and a false-positive rate of 15% or more is
-// caught with probability >= 0.90.
-func TestCompareFalsePositives(t *testing.T) {
-	if testing.Short() {
-		t.Skip("4000 short simulations")
-	}
-	const trials, minSame = 100, 90
+// countSame runs trials comparisons of identical configs, trial k on the
+// seeds base+40k..base+40k+39 (disjoint per trial), and counts per metric
+// the trials that report `~`.
+func countSame(t *testing.T, base uint64, trials int) map[string]int {
+	t.Helper()
 	same := map[string]int{}
 	for k := 0; k < trials; k++ {
-		d, err := runCompare(cheapCompare(uint64(1 + 40*k)))
+		d, err := runCompare(cheapCompare(base + 40*uint64(k)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,12 +104,65 @@ func TestCompareFalsePositives(t *testing.T) {
 			}
 		}
 	}
+	return same
+}
+
+// TestCompareFalsePositives runs 100 comparisons of identical configs on
+// the fixed seeds 1..4000 and requires `~` in at least 95 for each metric.
+// The simulation is deterministic, so the count is a property of the code
+// at this commit, not a flaky draw. A correct 5% test gives 95 on average
+// and Binomial(100, 0.95) is below 95 for 38% of seed sets: if a model
+// change brings a count below 95, run TestCompareFalsePositiveRate
+// (RXSIM_LONG=1) to see whether the rate itself moved; never move the seeds
+// to make this pass.
+func TestCompareFalsePositives(t *testing.T) {
+	if testing.Short() {
+		t.Skip("4000 short simulations")
+	}
+	const trials, minSame = 100, 95
+	same := countSame(t, 1, trials)
 	for _, m := range []string{"rx_pps", "cpu_busy_pct"} {
 		t.Logf("%s: ~ in %d of %d trials of identical configs", m, same[m], trials)
 		if same[m] < minSame {
 			t.Errorf("%s: ~ in %d of %d trials of identical configs, want >= %d", m, same[m], trials, minSame)
 		}
 	}
+}
+
+// TestCompareFalsePositiveRate estimates the false-positive rate of compare
+// from 2000 identical-config trials (80,000 short simulations, about a
+// minute on two cores; only with RXSIM_LONG=1) on seeds disjoint from
+// TestCompareFalsePositives. It fails if the exact binomial 99% interval of
+// the rate excludes 5%.
+func TestCompareFalsePositiveRate(t *testing.T) {
+	if os.Getenv("RXSIM_LONG") == "" {
+		t.Skip("set RXSIM_LONG=1 (80,000 short simulations)")
+	}
+	const trials = 2000
+	same := countSame(t, 1_000_001, trials)
+	for _, m := range []string{"rx_pps", "cpu_busy_pct"} {
+		fp := trials - same[m]
+		lo, hi := binomialInterval(fp, trials, 0.99)
+		t.Logf("%s: %d of %d significant: rate %.2f%% (99%% interval %.2f-%.2f%%)", m, fp, trials,
+			100*float64(fp)/trials, 100*lo, 100*hi)
+		if lo > 0.05 || hi < 0.05 {
+			t.Errorf("%s: false-positive rate interval [%.4f, %.4f] excludes 0.05", m, lo, hi)
+		}
+	}
+}
+
+// binomialInterval is the Clopper-Pearson interval of k successes in n at
+// the given level, from the beta quantiles.
+func binomialInterval(k, n int, level float64) (lo, hi float64) {
+	a := (1 - level) / 2
+	if k > 0 {
+		lo = distuv.Beta{Alpha: float64(k), Beta: float64(n - k + 1)}.Quantile(a)
+	}
+	hi = 1
+	if k < n {
+		hi = distuv.Beta{Alpha: float64(k + 1), Beta: float64(n - k)}.Quantile(1 - a)
+	}
+	return lo, hi
 }
 
 // TestCompareTenPercent checks that a known +10% offered load is reported

@@ -45,6 +45,7 @@ type Host struct {
 	Ext []Extension
 
 	napiCosts *napi.Costs
+	jitter    *sim.Jitter
 	snap      snapshot
 }
 
@@ -83,6 +84,9 @@ func BuildWith(spec *scenarios.Spec, prof *hw.Profile, seed uint64, layers ...Bu
 			return nil, err
 		}
 	}
+	if err := h.buildNoise(); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 
@@ -96,9 +100,6 @@ func (h *Host) buildCPUs() {
 		h.Cost("napi_complete_done").Call, h.costOr("timer_tick", 0))
 	for i := 0; i < s.CPUs; i++ {
 		c := sim.NewCPU(i, h.Eng, h.Acct, sim.DefaultSched())
-		if s.Noise.CostCV > 0 {
-			c.SetNoise(s.Noise.CostCV, h.Streams.Get(fmt.Sprintf("noise/cpu%d", i)))
-		}
 		h.CPUs = append(h.CPUs, c)
 		sn := napi.NewSoftnet(napi.SoftnetConfig{
 			Budget: s.NAPI.Budget, BudgetUsecs: s.NAPI.BudgetUsecs, HZ: s.Kernel.HZ,
@@ -244,6 +245,7 @@ func (h *Host) buildNIC() {
 		q.NAPI = napi.New(napi.Config{
 			Name: fmt.Sprintf("%s-rx-%d", p.Driver, i), Weight: s.NAPI.Weight,
 			GROFlushTimeout: sim.Time(s.NAPI.GROFlushTimeout.Nanoseconds()), DeferHardIRQs: s.NAPI.DeferHardIRQs,
+			TimerJitter: h.timerJitter(),
 		}, q, h.Softnet[cpu])
 		if s.NAPI.Threaded {
 			tc := cpu

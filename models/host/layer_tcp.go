@@ -130,7 +130,7 @@ func (x *TCPExt) buildTCP() error {
 	s := h.Spec
 	t := s.Traffic
 	csum := h.Profile.NIC.Checksum
-	cfg := stack.TCPConfig{Rcvbuf: s.Stack.Rcvbuf, MSS: t.MSS}
+	cfg := stack.TCPConfig{Rcvbuf: s.Stack.Rcvbuf, MSS: t.MSS, TimerJitter: h.timerJitter()}
 	var flows []uint32
 	var peer stack.TCPPeer
 	if t.Kind == "tcp_rr" {

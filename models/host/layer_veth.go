@@ -51,6 +51,7 @@ func VethLayer(h *Host) error {
 	rq := nic.NewVethRQ(s.NIC.RingSize, hook, &h.Ledger, vc, h.Funcs)
 	rq.NAPI = napi.New(napi.Config{Name: "veth-rx-0", Weight: s.NAPI.Weight,
 		GROFlushTimeout: sim.Time(s.NAPI.GROFlushTimeout.Nanoseconds()), DeferHardIRQs: s.NAPI.DeferHardIRQs,
+		TimerJitter: h.timerJitter(),
 	}, rq, h.Softnet[gcpu])
 	if s.NAPI.Threaded {
 		rq.NAPI.SetThreaded(h.CPUs[rxcpu])

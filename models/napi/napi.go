@@ -41,6 +41,8 @@ type Config struct {
 	// GROFlushTimeout (ns) and DeferHardIRQs are the per-device sysfs knobs.
 	GROFlushTimeout sim.Time
 	DeferHardIRQs   int
+	// TimerJitter delays the napi_watchdog hrtimer's expiry (nil = exact).
+	TimerJitter *sim.Jitter
 }
 
 // NAPI is one struct napi_struct.
@@ -161,7 +163,7 @@ func (n *NAPI) CompleteDone(w *sim.Work, work int) bool {
 func (n *NAPI) armTimer(at sim.Time) {
 	n.timerGen++
 	n.timerArmed = true
-	n.softnet.cpu.Engine().Schedule(at, (*napiTimer)(n), n.timerGen)
+	n.softnet.cpu.Engine().Schedule(at+n.cfg.TimerJitter.Delay(), (*napiTimer)(n), n.timerGen)
 }
 
 type napiTimer NAPI

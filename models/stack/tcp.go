@@ -94,6 +94,8 @@ type TCPConfig struct {
 	// ReqSize and RespSize make the application a request/response server:
 	// after each ReqSize bytes read it sends RespSize bytes (0 = a sink).
 	ReqSize, RespSize int
+	// TimerJitter delays the delayed-ACK timer's expiries (nil = exact).
+	TimerJitter *sim.Jitter
 }
 
 // TCPStats are TCP counters (segment counts are wire segments).

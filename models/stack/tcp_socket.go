@@ -181,7 +181,7 @@ func (sk *TCPSocket) armDelack(at sim.Time) {
 		return
 	}
 	sk.delackArmed = true
-	sk.t.eng.Schedule(at, (*delackTimer)(sk), 0)
+	sk.t.eng.Schedule(at+sk.t.cfg.TimerJitter.Delay(), (*delackTimer)(sk), 0)
 }
 
 // dataReady is sk_data_ready (sock_def_readable): wake the reader if it

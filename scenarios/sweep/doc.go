@@ -19,8 +19,9 @@
 // Replication i of every point runs with seed base+i (base is the
 // scenario's seed, or --seed). Points therefore share their random
 // numbers (common random numbers across the grid), and replications differ
-// only by seed. With noise.cost_cv = 0, noise.irq_jitter = 0 and
-// traffic.jitter = 0 every replication gives the same exact figures.
+// only by seed. With noise.profile = false, noise.cost_cv = 0,
+// noise.irq_jitter = 0, noise.timer_jitter = 0 and traffic.jitter = 0 (the
+// defaults) every replication gives the same exact figures.
 //
 // # Results files, extension, shards
 //

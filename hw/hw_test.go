@@ -1,0 +1,63 @@
+package hw
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestBuiltinProfiles loads every built-in NIC with its default cost
+// profile and checks the noise defaults are valid.
+func TestBuiltinProfiles(t *testing.T) {
+	for _, n := range Names() {
+		p, err := Load(n, "")
+		if err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		if p.Noise.CV <= 0 || p.Noise.Source == "" {
+			t.Errorf("%s (%s): noise defaults %+v, want a cv with its source", n, p.CostName, p.Noise)
+		}
+	}
+	for _, c := range CostProfiles() {
+		if _, err := LoadCosts(c); err != nil {
+			t.Errorf("%s: %v", c, err)
+		}
+	}
+}
+
+// TestCostNoiseValidation checks the errors for bad noise fields: each names
+// the file and the field, and says what was expected.
+func TestCostNoiseValidation(t *testing.T) {
+	base, err := files.ReadFile("profiles/cpu/bdw-e5-1650v4.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, from, to, want string
+	}{
+		{"cost cv out of range", `napi_poll          = { call = 40,`, `napi_poll          = { cv = 1.5, call = 40,`,
+			"hw: x.toml: costs.napi_poll.cv: 1.5 out of range, expected 0..1"},
+		{"cost dist unknown", `napi_poll          = { call = 40,`, `napi_poll          = { dist = "weibull", call = 40,`,
+			`hw: x.toml: costs.napi_poll.dist: "weibull", expected normal, lognormal or gamma`},
+		{"default dist unknown", `dist = "lognormal"`, `dist = "pareto"`,
+			`hw: x.toml: noise.dist: "pareto", expected normal, lognormal or gamma`},
+		{"default cv negative", "\ncv = 0.05\n", "\ncv = -0.05\n",
+			"hw: x.toml: noise.cv: -0.05 out of range, expected 0..1"},
+		{"default without source", `origin = "assumed"
+source = "default 5%`, `origin = "assumed"
+xsource = "default 5%`, "hw: x.toml: unknown key noise.xsource"},
+		{"default cv without its source", `
+source = "default 5%`, `
+# source = "default 5%`, "hw: x.toml: noise.source: missing (every cost must say where it comes from)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := string(base)
+			if !strings.Contains(s, c.from) {
+				t.Fatalf("profile lacks %q", c.from)
+			}
+			_, err := ParseCosts("x.toml", []byte(strings.Replace(s, c.from, c.to, 1)))
+			if err == nil || err.Error() != c.want {
+				t.Errorf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}
