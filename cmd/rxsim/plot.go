@@ -42,7 +42,7 @@ func cmdPlot(stdout, stderr io.Writer, args []string) error {
 	fs.StringVar(&ps.Kind, "kind", "", "chart: "+strings.Join(plotKinds, "|")+" (default: the study's plot; throughput for a sweep, box for a compare)")
 	out := fs.String("o", "", "output `FILE`: .svg (default), .png or .pdf (default RESULT-KIND.svg)")
 	fs.StringVar(&ps.X, "x", "", "sweep parameter on the X axis (default: traffic.rate if swept, else the first)")
-	fs.StringVar(&ps.Metric, "y", "", "metric to plot (default: rx_pps; heatmap loss_pct; box/cdf of a compare: cpu_busy_pct)")
+	fs.StringVar(&ps.Metric, "y", "", "metric to plot (default: rx_pps; heatmap loss_pct; cdf of a sweep: latency, the per-packet or per-transaction histograms merged over seeds, or any metric across seeds; box/cdf of a compare: cpu_busy_pct)")
 	fs.StringVar(&ps.Title, "title", "", "chart title")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: rxsim plot RESULT.json [--kind "+strings.Join(plotKinds, "|")+"] [-o out.svg] [--x PARAM] [--y METRIC]")
@@ -127,6 +127,13 @@ func plotSweep(rep *sweep.Report, ps plotSpec) (plots.Chart, error) {
 			ps.Metric = def.Metric
 		}
 	}
+	title := ps.Title
+	if title == "" {
+		title = rep.Plan.Scenario
+	}
+	if ps.Kind == "cdf" && (ps.Metric == "" || ps.Metric == "latency") {
+		return latencyCDF(title, rep) // needs no X parameter
+	}
 	if ps.X == "" {
 		ps.X = "traffic.rate"
 	}
@@ -138,14 +145,14 @@ func plotSweep(rep *sweep.Report, ps plotSpec) (plots.Chart, error) {
 		xi = 0
 	}
 	if ps.Metric == "" {
-		ps.Metric = "rx_pps"
-		if ps.Kind == "heatmap" {
+		switch ps.Kind {
+		case "heatmap":
 			ps.Metric = "loss_pct"
+		case "cdf":
+			ps.Metric = "latency"
+		default:
+			ps.Metric = "rx_pps"
 		}
-	}
-	title := ps.Title
-	if title == "" {
-		title = rep.Plan.Scenario
 	}
 	g := groupPoints(rep, xi)
 	switch ps.Kind {
@@ -402,4 +409,28 @@ func compareTitle(d *compareDoc) string {
 		return "A: " + a.Scenario + "; B: A --set " + strings.Join(extra, " --set ")
 	}
 	return "A: " + a.Scenario + "; B: " + b.Scenario
+}
+
+// latencyCDF draws each point's per-packet (or per-transaction) latency
+// distribution from the histograms of its replications, merged.
+func latencyCDF(title string, rep *sweep.Report) (plots.Chart, error) {
+	var ss []plots.CDFSeries
+	lo, hi := math.Inf(1), 0.0
+	for i, p := range rep.Points {
+		h := rep.PointLatency(i)
+		if h == nil || len(h.UpperUS) == 0 {
+			continue
+		}
+		// An empty bucket just below the first (bucket width <= 1/128 of
+		// the value) starts the step line at fraction 0.
+		first := h.UpperUS[0] * (1 - 1.0/128)
+		ss = append(ss, plots.CDFSeries{Name: p.Label,
+			Bounds: append([]float64{first}, h.UpperUS...), Counts: append([]uint64{0}, h.Counts...)})
+		lo, hi = math.Min(lo, first), math.Max(hi, h.UpperUS[len(h.UpperUS)-1])
+	}
+	if len(ss) == 0 {
+		return nil, usagef("plot: --kind cdf: no run of %s measured latency (a model with a socket reader or TCP_RR does); use --y METRIC for a metric's distribution across seeds", rep.Plan.Scenario)
+	}
+	// A log axis shows the tail when the latencies span a decade or more.
+	return plots.LatencyCDF(title+": latency", ss, plots.Options{XLabel: "latency (us)", LogX: hi > 10*lo})
 }

@@ -26,14 +26,16 @@ func TestPlotKinds(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
 		in, kind string
+		more     []string
 	}{
-		{"plot-sweep.json", "throughput"}, {"plot-sweep.json", "cpu"}, {"plot-sweep.json", "heatmap"},
-		{"plot-sweep.json", "box"}, {"plot-sweep.json", "cdf"},
-		{"plot-compare.json", "box"}, {"plot-compare.json", "cdf"},
+		{"plot-sweep.json", "throughput", nil}, {"plot-sweep.json", "cpu", nil}, {"plot-sweep.json", "heatmap", nil},
+		{"plot-sweep.json", "box", nil}, {"plot-sweep.json", "cdf", []string{"--y", "rx_pps"}},
+		{"plot-latency.json", "cdf", nil}, // per-transaction latency histograms of tcp-rr
+		{"plot-compare.json", "box", nil}, {"plot-compare.json", "cdf", nil},
 	}
 	for _, tt := range tests {
 		out := filepath.Join(dir, strings.TrimSuffix(tt.in, ".json")+"-"+tt.kind+".png")
-		rxsim(t, "plot", filepath.Join("testdata", tt.in), "--kind", tt.kind, "-o", out)
+		rxsim(t, append([]string{"plot", filepath.Join("testdata", tt.in), "--kind", tt.kind, "-o", out}, tt.more...)...)
 		b, err := os.ReadFile(out)
 		if err != nil {
 			t.Fatal(err)
@@ -57,6 +59,7 @@ func TestPlotErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"plot", part}, "partial result"},
+		{[]string{"plot", "testdata/plot-sweep.json", "--kind", "cdf", "-o", filepath.Join(dir, "c.svg")}, "no run of xdp-drop-ixgbe measured latency"},
 		{[]string{"plot", "testdata/plot-sweep.json", "--kind", "latency", "-o", filepath.Join(dir, "l.svg")}, "no latency_us.p50"},
 		{[]string{"plot", "testdata/plot-compare.json", "--kind", "heatmap", "-o", filepath.Join(dir, "h.svg")}, "box or cdf"},
 		{[]string{"plot", "testdata/compare.golden"}, "plot:"},

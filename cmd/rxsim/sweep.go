@@ -159,12 +159,12 @@ func (o *sweepOpts) previous() (*sweep.Report, error) {
 }
 
 // simMetrics runs one replication (simulate in run.go) and flattens it.
-func simMetrics(s *scenarios.Spec, seed uint64) (sweep.Metrics, error) {
+func simMetrics(s *scenarios.Spec, seed uint64) (sweep.Outcome, error) {
 	r, err := simulate(s, seed)
 	if err != nil {
-		return nil, err
+		return sweep.Outcome{}, err
 	}
-	return sweep.FromResult(r), nil
+	return sweep.OutcomeOf(r), nil
 }
 
 // writeSweep prints a complete sweep report as a table, CSV or JSON.

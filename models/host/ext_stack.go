@@ -79,8 +79,7 @@ func (x *StackExt) Report(r *Result, secs float64) {
 		}
 	}
 	if x.Hist.Count() > 0 {
-		r.LatencyUS = &Latency{P50: x.Hist.Quantile(0.5) / 1e3, P90: x.Hist.Quantile(0.9) / 1e3,
-			P99: x.Hist.Quantile(0.99) / 1e3, Mean: x.Hist.Mean() / 1e3}
+		r.LatencyUS = latencyOf(&x.Hist)
 	}
 	if now.skbs == 0 && now.blEnq == 0 {
 		return

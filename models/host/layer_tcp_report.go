@@ -91,8 +91,7 @@ func (x *TCPExt) Report(r *Result, secs float64) {
 	if x.RR != nil {
 		r.TransactionsPerSec = rate(now.rr.Transactions, old.rr.Transactions)
 		if x.Hist.Count() > 0 {
-			r.LatencyUS = &Latency{P50: x.Hist.Quantile(0.5) / 1e3, P90: x.Hist.Quantile(0.9) / 1e3,
-				P99: x.Hist.Quantile(0.99) / 1e3, Mean: x.Hist.Mean() / 1e3}
+			r.LatencyUS = latencyOf(&x.Hist)
 		}
 		if r.TransactionsPerSec > 0 {
 			tr.ServiceDemand, tr.ServiceDemandUnit = cpuUS/r.TransactionsPerSec, "us/Tr"

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/rxsim/rxsim/scenarios"
@@ -86,5 +87,20 @@ func TestTimerJitter(t *testing.T) {
 	}
 	if b := canon(t, run(t, "tcp-rr", j...)); a != b {
 		t.Error("timer jitter is not reproducible")
+	}
+}
+
+// TestLatencyHistMerge checks the merge of two sparse histograms.
+func TestLatencyHistMerge(t *testing.T) {
+	a := &LatencyHist{UpperUS: []float64{1, 3, 5}, Counts: []uint64{1, 2, 3}}
+	b := &LatencyHist{UpperUS: []float64{2, 3, 9}, Counts: []uint64{10, 20, 30}}
+	got := a.Merge(b)
+	want := &LatencyHist{UpperUS: []float64{1, 2, 3, 5, 9}, Counts: []uint64{1, 10, 22, 3, 30}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("merge = %v, want %v", got, want)
+	}
+	var none *LatencyHist
+	if none.Merge(a) != a || a.Merge(nil) != a {
+		t.Error("merge with nil does not return the other side")
 	}
 }

@@ -1,5 +1,7 @@
 package host
 
+import "github.com/rxsim/rxsim/models/stack"
+
 // Result is what one run measured over its measured interval (warm-up
 // excluded). Rates are per simulated second. JSON field names are shared
 // with `rxsim validate --json`.
@@ -134,12 +136,58 @@ type UDPResult struct {
 	RcvbufErrors float64 `json:"rcvbuf_errors"`
 }
 
-// Latency is a latency distribution summary in microseconds.
+// Latency is a latency distribution summary in microseconds, with the
+// histogram it was read from.
 type Latency struct {
-	P50  float64 `json:"p50"`
-	P90  float64 `json:"p90"`
-	P99  float64 `json:"p99"`
-	Mean float64 `json:"mean"`
+	P50  float64      `json:"p50"`
+	P90  float64      `json:"p90"`
+	P99  float64      `json:"p99"`
+	Mean float64      `json:"mean"`
+	Hist *LatencyHist `json:"hist,omitempty"`
+}
+
+// LatencyHist is a latency histogram's non-empty buckets: UpperUS[i] is the
+// largest latency bucket i holds, in microseconds (increasing), Counts[i]
+// its number of samples. Bucket width is at most 1/128 of the value.
+type LatencyHist struct {
+	UpperUS []float64 `json:"upper_us"`
+	Counts  []uint64  `json:"counts"`
+}
+
+// Merge returns the sum of h and o (buckets with the same bound add).
+func (h *LatencyHist) Merge(o *LatencyHist) *LatencyHist {
+	if h == nil {
+		return o
+	}
+	if o == nil {
+		return h
+	}
+	out := &LatencyHist{}
+	i, j := 0, 0
+	for i < len(h.UpperUS) || j < len(o.UpperUS) {
+		switch {
+		case j == len(o.UpperUS) || (i < len(h.UpperUS) && h.UpperUS[i] < o.UpperUS[j]):
+			out.UpperUS, out.Counts = append(out.UpperUS, h.UpperUS[i]), append(out.Counts, h.Counts[i])
+			i++
+		case i == len(h.UpperUS) || o.UpperUS[j] < h.UpperUS[i]:
+			out.UpperUS, out.Counts = append(out.UpperUS, o.UpperUS[j]), append(out.Counts, o.Counts[j])
+			j++
+		default:
+			out.UpperUS, out.Counts = append(out.UpperUS, h.UpperUS[i]), append(out.Counts, h.Counts[i]+o.Counts[j])
+			i, j = i+1, j+1
+		}
+	}
+	return out
+}
+
+// latencyOf summarises a histogram in microseconds.
+func latencyOf(h *stack.Histogram) *Latency {
+	up, n := h.Buckets()
+	for i := range up {
+		up[i] /= 1e3
+	}
+	return &Latency{P50: h.Quantile(0.5) / 1e3, P90: h.Quantile(0.9) / 1e3,
+		P99: h.Quantile(0.99) / 1e3, Mean: h.Mean() / 1e3, Hist: &LatencyHist{UpperUS: up, Counts: n}}
 }
 
 // CPU is one CPU's busy fraction per class over the interval.

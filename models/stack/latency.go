@@ -98,3 +98,25 @@ func (h *Histogram) Quantile(q float64) float64 {
 	}
 	return float64(h.max)
 }
+
+// bucketUpper returns the largest value bucket i holds, in ns.
+func bucketUpper(i int) float64 {
+	if i < histExact {
+		return float64(i)
+	}
+	shift := (i-histExact)/histSub + 1
+	mant := (i-histExact)%histSub + histSub
+	return float64(uint64(mant+1)<<uint(shift)) - 1
+}
+
+// Buckets returns the non-empty buckets in increasing order: each one's
+// upper bound in ns (the largest value it holds) and its count.
+func (h *Histogram) Buckets() (upper []float64, counts []uint64) {
+	for i, k := range h.counts {
+		if k > 0 {
+			upper = append(upper, bucketUpper(i))
+			counts = append(counts, k)
+		}
+	}
+	return upper, counts
+}

@@ -10,12 +10,12 @@ import (
 )
 
 // realSim runs the host model (the same thing rxsim's simulate does).
-func realSim(s *scenarios.Spec, seed uint64) (Metrics, error) {
+func realSim(s *scenarios.Spec, seed uint64) (Outcome, error) {
 	h, err := host.Build(s, seed, host.Layers()...)
 	if err != nil {
-		return nil, err
+		return Outcome{}, err
 	}
-	return FromResult(h.Run()), nil
+	return OutcomeOf(h.Run()), nil
 }
 
 // BenchmarkSweepWorkers runs the same 32-run sweep (4 points x 8 reps of

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"sort"
 
+	"github.com/rxsim/rxsim/models/host"
 	"github.com/rxsim/rxsim/sim/stats"
 )
 
@@ -237,4 +238,20 @@ func dirOf(path string) string {
 		}
 	}
 	return "."
+}
+
+// PointLatency merges the latency histograms of point i's replications
+// (nil when its runs measured no latency).
+func (r *Report) PointLatency(i int) *host.LatencyHist {
+	runs := map[runKey]*host.LatencyHist{}
+	for _, x := range r.Runs {
+		runs[x.key()] = x.Latency
+	}
+	var h *host.LatencyHist
+	for _, j := range r.Plan.Jobs() {
+		if j.Point == i {
+			h = h.Merge(runs[runKey{r.Configs[i], j.Seed}])
+		}
+	}
+	return h
 }

@@ -6,13 +6,30 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/rxsim/rxsim/models/host"
 	"github.com/rxsim/rxsim/scenarios"
 )
 
 // Simulator runs one replication of a Spec with a seed and returns its
-// metrics. It must be safe to call from several goroutines at once (each
-// call builds its own host).
-type Simulator func(s *scenarios.Spec, seed uint64) (Metrics, error)
+// metrics and latency histogram. It must be safe to call from several
+// goroutines at once (each call builds its own host).
+type Simulator func(s *scenarios.Spec, seed uint64) (Outcome, error)
+
+// Outcome is what one replication returns: its metrics and, for models
+// that measure latency, the latency histogram.
+type Outcome struct {
+	Metrics Metrics
+	Latency *host.LatencyHist
+}
+
+// OutcomeOf returns the metrics and latency histogram of a host result.
+func OutcomeOf(r *host.Result) Outcome {
+	o := Outcome{Metrics: FromResult(r)}
+	if r.LatencyUS != nil {
+		o.Latency = r.LatencyUS.Hist
+	}
+	return o
+}
 
 // Options configure Execute.
 type Options struct {
@@ -33,6 +50,9 @@ type Run struct {
 	Config  string  `json:"config"`
 	Seed    uint64  `json:"seed"`
 	Metrics Metrics `json:"metrics"`
+	// Latency is the run's latency histogram (per packet or per
+	// transaction), when the model measures latency.
+	Latency *host.LatencyHist `json:"latency_hist,omitempty"`
 }
 
 type runKey struct {
@@ -85,12 +105,12 @@ func Execute(labels []string, specs []*scenarios.Spec, jobs []Job, opt Options) 
 			defer wg.Done()
 			for i := range next {
 				j := jobs[i]
-				m, err := opt.Sim(specs[j.Point], j.Seed)
+				o, err := opt.Sim(specs[j.Point], j.Seed)
 				if err != nil {
 					errs[i] = fmt.Errorf("sweep: point %s seed %d: %w", labels[j.Point], j.Seed, err)
 					failed.Store(true)
 				} else {
-					out[i] = Run{Point: labels[j.Point], Config: configs[j.Point], Seed: j.Seed, Metrics: m}
+					out[i] = Run{Point: labels[j.Point], Config: configs[j.Point], Seed: j.Seed, Metrics: o.Metrics, Latency: o.Latency}
 				}
 				done <- i
 			}

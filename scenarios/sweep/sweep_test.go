@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rxsim/rxsim/models/host"
 	"github.com/rxsim/rxsim/models/pkt"
 	"github.com/rxsim/rxsim/scenarios"
 )
@@ -121,19 +122,19 @@ func TestShard(t *testing.T) {
 // fakeSim is a cheap deterministic Simulator: its metrics depend on the
 // spec and the seed only, and it keeps its own ledger so that the test
 // checks conservation like a model test.
-func fakeSim(s *scenarios.Spec, seed uint64) (Metrics, error) {
+func fakeSim(s *scenarios.Spec, seed uint64) (Outcome, error) {
 	var l pkt.Ledger
 	offered := uint64(s.NIC.RingSize) * 10
 	l.Offered = offered
 	dropped := seed % 7
 	l.Dropped[pkt.RxMissed] = dropped
 	l.Delivered[pkt.ToSocket] = offered - dropped
-	return Metrics{
+	return Outcome{Metrics: Metrics{
 		"rx_pps":           float64(s.NIC.RingSize) + float64(seed%5),
 		"loss_pct":         float64(dropped) / float64(offered) * 100,
 		"latency_us.p99":   float64(seed % 3),
 		"ledger.imbalance": float64(l.Check(0)),
-	}, nil
+	}, Latency: &host.LatencyHist{UpperUS: []float64{1, float64(2 + seed%3)}, Counts: []uint64{seed, 1}}}, nil
 }
 
 func testPlan() Plan {
@@ -225,7 +226,7 @@ func TestExtend(t *testing.T) {
 	plan := testPlan()
 	plan.Reps = 2
 	calls := 0
-	count := func(s *scenarios.Spec, seed uint64) (Metrics, error) { calls++; return fakeSim(s, seed) }
+	count := func(s *scenarios.Spec, seed uint64) (Outcome, error) { calls++; return fakeSim(s, seed) }
 	first, _, err := Do(plan, nil, 0, 0, Options{Workers: 1, Sim: count})
 	if err != nil {
 		t.Fatal(err)
@@ -253,9 +254,9 @@ func TestExtend(t *testing.T) {
 
 func TestSimError(t *testing.T) {
 	plan := testPlan()
-	bad := func(s *scenarios.Spec, seed uint64) (Metrics, error) {
+	bad := func(s *scenarios.Spec, seed uint64) (Outcome, error) {
 		if s.NIC.RingSize == 512 && seed == 2 {
-			return nil, fmt.Errorf("boom")
+			return Outcome{}, fmt.Errorf("boom")
 		}
 		return fakeSim(s, seed)
 	}
