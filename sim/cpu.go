@@ -123,6 +123,26 @@ type CPU struct {
 	idleWake Time
 	idleCost Time
 	idleFn   FuncID
+	// debt is work owed to the next step of each class (Owe).
+	debt [numClasses][]owed
+}
+
+// owed is one charge of Owe.
+type owed struct {
+	fn FuncID
+	d  Time
+}
+
+// Owe charges d to fn in the next step of class cl on this CPU. It is for
+// work that belongs inside a step that has already been charged: a step is
+// atomic, so what a model finds out afterwards that the step did (a reader
+// on another CPU woken by data the step queued ahead of the reader's clock)
+// is paid by the next step of the same class. CPU time is conserved; it is
+// shifted by at most one step.
+func (c *CPU) Owe(cl Class, fn FuncID, d Time) {
+	if d > 0 {
+		c.debt[cl] = append(c.debt[cl], owed{fn, d})
+	}
 }
 
 // NewCPU returns CPU id driven by eng, charging its work to acct.
@@ -424,6 +444,11 @@ func (c *CPU) start(cl Class, now Time) {
 		label = c.acct.label(t.Label)
 	}
 	c.work.reset(now)
+	c.work.class = cl
+	for _, o := range c.debt[cl] {
+		c.work.Add(o.fn, o.d)
+	}
+	c.debt[cl] = c.debt[cl][:0]
 	if cl == ThreadClass && s.thread.idleWoken {
 		s.thread.idleWoken = false
 		c.work.Add(c.idleFn, c.idleCost)

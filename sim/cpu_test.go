@@ -621,3 +621,20 @@ func slicesMin(x []float64) float64 {
 	}
 	return m
 }
+
+// TestOwe: work owed to a class is charged at the start of that class's
+// next step on the CPU, once, and to the named function.
+func TestOwe(t *testing.T) {
+	r := newRig(DefaultSched())
+	s := r.task("app", us(10), 2)
+	owed := r.funcs.ID("owed")
+	r.cpu.Owe(ThreadClass, owed, us(3))
+	r.cpu.Owe(SoftIRQ, owed, us(100)) // no softirq step runs: never charged
+	r.cpu.NewThread("app", "app", s)
+	r.cpu.Wake(r.cpu.Threads()[0])
+	r.eng.Run(Never)
+	eqTimes(t, "step ends", s.ends, us(13), us(23))
+	if got := r.acct.ByFunc[0][owed]; got != us(3) {
+		t.Errorf("owed function charged %v, want 3us", got)
+	}
+}

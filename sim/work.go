@@ -36,6 +36,7 @@ func (f *Funcs) Len() int { return len(f.names) }
 // step's duration is Total. Models charge each piece of work as they do it, so
 // Now gives the step-local clock: the start plus what has been charged so far.
 type Work struct {
+	class   Class
 	start   Time
 	total   Time
 	costs   []Time
@@ -70,6 +71,9 @@ func (w *Work) Add(fn FuncID, d Time) {
 
 // Total returns the cost charged so far.
 func (w *Work) Total() Time { return w.total }
+
+// Class returns the class of the step (HardIRQ, SoftIRQ or ThreadClass).
+func (w *Work) Class() Class { return w.class }
 
 // Start returns the time the step started.
 func (w *Work) Start() Time { return w.start }

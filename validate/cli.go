@@ -36,6 +36,7 @@ const usageText = `usage: rxsim validate [scenario] [flags]
        rxsim validate --all [flags]      every built-in configuration with each generator
        rxsim validate --list             list the built-in configurations
        rxsim validate --cleanup          remove what a killed rxsim left behind
+       rxsim validate tcp-stream [--gro] one TCP stream into the veth pair (rxsim validate tcp-stream -h)
 
 Measures the real XDP receive path on a veth pair between two network
 namespaces (or, with --iface, on a real interface fed from outside) and prints
@@ -53,6 +54,9 @@ flags:
 // CLI implements `rxsim validate`. It handles SIGINT and SIGTERM by removing
 // everything it created. Errors carry an exit code (see ExitCode).
 func CLI(stdout, stderr io.Writer, args []string) error {
+	if len(args) > 0 && args[0] == "tcp-stream" {
+		return tcpStreamCLI(stdout, stderr, args[1:])
+	}
 	fs := flag.NewFlagSet("rxsim validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {

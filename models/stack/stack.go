@@ -190,3 +190,11 @@ func (s *Stack) ip(w *sim.Work, cpu int, p pkt.Packet) {
 
 // BuildSkb charges the driver's skb build for one XDP_PASS packet.
 func (s *Stack) BuildSkb(w *sim.Work) { w.Add(s.fnBuild, s.cBuild) }
+
+// cpu returns CPU i of the host (nil if the stack has no softnet for it).
+func (s *Stack) cpu(i int) *sim.CPU {
+	if i >= 0 && i < len(s.softnet) && s.softnet[i] != nil {
+		return s.softnet[i].CPU()
+	}
+	return nil
+}

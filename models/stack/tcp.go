@@ -29,8 +29,12 @@ package stack
 // skbs stamped at or before its own clock (and sleeps until the next one),
 // and __tcp_ack_snd_check judges the window by the queue as it stood when
 // the step began. A reader that sleeps until an skb stamped ahead of it is
-// woken without charging the wake-up to the softirq (the step that queued
-// it was already charged).
+// woken by that skb's sk_data_ready: the step that queued it has already
+// run, so the wake-up (sock_def_readable) is owed by the next step of the
+// same class on that CPU (sim.CPU.Owe). On the validation machine the
+// wake-up is the largest single item of a GRO-off stream's softirq
+// (validate/testdata/perf/tcp-gro-off.folded.gz: 16% of the sender/NAPI
+// CPU).
 //
 // Left out: the out-of-order queue (an out-of-order segment is dropped and
 // the peer goes back to the hole), SACK, the socket backlog while the user
@@ -200,7 +204,7 @@ func (t *TCP) Rcv(w *sim.Work, cpu int, p pkt.Packet) {
 		t.st.Release(p.Queue, segs)
 		return
 	}
-	sk.rcv(w, p)
+	sk.rcv(w, t.st.cpu(cpu), p)
 }
 
 // sendAck transmits a pure ACK of sk from the step of w.

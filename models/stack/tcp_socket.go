@@ -19,6 +19,10 @@ type tcpSkb struct {
 	segs     int32
 	truesize int32
 	queue    uint16
+	// cpu and class: the CPU and class of the step that queued it, which
+	// pays the wake-up of a reader that sleeps until it (see TCPApp.Done).
+	cpu   *sim.CPU
+	class sim.Class
 }
 
 // TCPSocket is one established connection's receive side: rcv_nxt,
@@ -96,7 +100,7 @@ func (t *TCP) InitialWindow() uint32 {
 }
 
 // rcv is tcp_rcv_established / tcp_data_queue for one skb.
-func (sk *TCPSocket) rcv(w *sim.Work, p pkt.Packet) {
+func (sk *TCPSocket) rcv(w *sim.Work, cpu *sim.CPU, p pkt.Packet) {
 	t := sk.t
 	segs := p.WireSegs()
 	if p.Payload == 0 {
@@ -122,6 +126,7 @@ func (sk *TCPSocket) rcv(w *sim.Work, p pkt.Packet) {
 		sk.stepAt, sk.rmemStep = w.Start(), sk.rmem
 	}
 	sk.enqueue(w.Now(), p, truesize)
+	sk.q[(sk.head+sk.n-1)%len(sk.q)].cpu, sk.q[(sk.head+sk.n-1)%len(sk.q)].class = cpu, w.Class()
 	t.Stats.Skbs++
 	t.Stats.Segs += uint64(segs)
 	t.Stats.Bytes += uint64(p.Payload)
@@ -381,8 +386,17 @@ func (a *TCPApp) Done(now sim.Time) bool {
 	}
 	sk.sleeping = true
 	if sk.n > 0 && !sk.wakeArmed && sk.t.eng != nil {
+		// The next skb was queued by a step whose clock is ahead of the
+		// reader's: in the kernel the reader sleeps in sk_wait_data and that
+		// skb's sk_data_ready wakes it. The queuing step already ran, so
+		// the wake-up is owed by its CPU's next step of the same class.
+		e := &sk.q[sk.head]
+		if e.cpu != nil {
+			e.cpu.Owe(e.class, sk.t.fnWake, sk.t.cWake)
+		}
+		sk.t.Stats.Wakeups++
 		sk.wakeArmed = true
-		sk.t.eng.Schedule(sk.q[sk.head].at, (*wakeEvent)(sk), 0)
+		sk.t.eng.Schedule(e.at, (*wakeEvent)(sk), 0)
 	}
 	return false
 }

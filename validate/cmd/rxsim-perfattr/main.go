@@ -1,0 +1,58 @@
+// Command rxsim-perfattr attributes perf samples of the receive path to the
+// model's cost items (see package perfattr):
+//
+//	perf record -a -g -F 4999 -o perf.data sleep 4   # while rxsim validate tcp-stream runs
+//	perf script -i perf.data -F cpu,ip,sym > perf.txt
+//	rxsim-perfattr [-fold out.folded] perf.txt|stacks.folded[.gz]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/rxsim/rxsim/validate/perfattr"
+)
+
+func main() {
+	fold := flag.String("fold", "", "also write the stacks folded to this file")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: rxsim-perfattr [-fold out.folded] perf-script.txt|stacks.folded[.gz]")
+		os.Exit(2)
+	}
+	if err := run(flag.Arg(0), *fold); err != nil {
+		fmt.Fprintln(os.Stderr, "rxsim-perfattr:", err)
+		os.Exit(1)
+	}
+}
+
+func run(in, fold string) error {
+	f, err := os.Open(in)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	stacks, err := perfattr.Read(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	if fold != "" {
+		out, err := os.Create(fold)
+		if err != nil {
+			return err
+		}
+		if err := perfattr.WriteFolded(out, stacks); err != nil {
+			out.Close()
+			return err
+		}
+		if err := out.Close(); err != nil {
+			return err
+		}
+	}
+	t := perfattr.Attribute(stacks, perfattr.Rules, perfattr.Contexts)
+	t.Write(os.Stdout)
+	r := perfattr.TCPReceiveOf(t)
+	fmt.Printf("TCP receive %d samples, core+IP %d, ratio %.2f; sk_data_ready wake-ups %d\n", r.TCP, r.CoreIP, r.Ratio, r.Wake)
+	return nil
+}

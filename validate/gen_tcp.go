@@ -1,0 +1,165 @@
+package validate
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TCPPort is the port of the TCP sink in the receiving namespace (the
+// discard port, as the UDP traffic).
+const TCPPort = 9
+
+// tcpWriteSize is the sender's write size: netperf TCP_STREAM's default
+// send size on Linux (the socket buffer's 16 KiB) times 4, 64 KiB.
+const tcpWriteSize = 64 << 10
+
+// tcpReadSize is the sink's read size: netperf's default receive size
+// (128 KiB, the 131072 of the netperf-style report).
+const tcpReadSize = 128 << 10
+
+// TCPSink is a netserver-like TCP reader in the receiving namespace: it
+// accepts connections on ReceiverIP:TCPPort and reads each with one
+// thread pinned to a CPU, counting bytes and read calls.
+type TCPSink struct {
+	Bytes atomic.Uint64 // payload bytes read
+	Reads atomic.Uint64 // read(2) calls that returned data
+	lfd   int
+	stop  atomic.Bool
+	done  chan struct{}
+}
+
+// StartTCPSink listens on ReceiverIP:TCPPort in the receiving namespace and
+// reads the first connection on a thread pinned to cpu.
+func StartTCPSink(h *Harness, cpu int) (*TCPSink, error) {
+	s := &TCPSink{done: make(chan struct{}), lfd: -1}
+	ready := make(chan error, 1)
+	go func() {
+		defer close(s.done)
+		if err := lockAndPin(h.rcvNs, cpu); err != nil {
+			ready <- err
+			return
+		}
+		fd, err := listenTCP()
+		if err != nil {
+			ready <- err
+			return
+		}
+		s.lfd = fd
+		defer unix.Close(fd)
+		ready <- nil
+		s.serve(fd)
+	}()
+	if err := <-ready; err != nil {
+		<-s.done
+		return nil, err
+	}
+	return s, nil
+}
+
+// listenTCP returns a listening socket on ReceiverIP:TCPPort whose accept
+// and reads time out every 100 ms, so that Stop is seen.
+func listenTCP() (int, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	sa := &unix.SockaddrInet4{Port: TCPPort}
+	copy(sa.Addr[:], ReceiverIP)
+	if err := unix.Bind(fd, sa); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("validate: TCP sink bind: %w", err)
+	}
+	if err := unix.Listen(fd, 4); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	if err := setTimeout(fd); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+func setTimeout(fd int) error {
+	tv := unix.NsecToTimeval(int64(100 * time.Millisecond))
+	return unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+}
+
+// serve accepts and drains connections until Stop.
+func (s *TCPSink) serve(lfd int) {
+	buf := make([]byte, tcpReadSize)
+	for !s.stop.Load() {
+		cfd, _, err := unix.Accept4(lfd, unix.SOCK_CLOEXEC)
+		if err != nil {
+			continue // timeout: check stop
+		}
+		if setTimeout(cfd) == nil {
+			s.drain(cfd, buf)
+		}
+		unix.Close(cfd)
+	}
+}
+
+// drain reads cfd until EOF, an error or Stop.
+func (s *TCPSink) drain(cfd int, buf []byte) {
+	for !s.stop.Load() {
+		n, err := unix.Read(cfd, buf)
+		switch {
+		case err == unix.EAGAIN || err == unix.EINTR:
+			continue
+		case err != nil || n == 0:
+			return
+		}
+		s.Bytes.Add(uint64(n))
+		s.Reads.Add(1)
+	}
+}
+
+// Stop ends the sink (within its 100 ms timeouts).
+func (s *TCPSink) Stop() {
+	if s == nil {
+		return
+	}
+	s.stop.Store(true)
+	<-s.done
+}
+
+// genTCP is a netperf TCP_STREAM sender: one connection to the sink,
+// writing tcpWriteSize blocks until the pacer stops. sent counts bytes.
+func genTCP(p *pacer) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	sa := &unix.SockaddrInet4{Port: TCPPort}
+	copy(sa.Addr[:], ReceiverIP)
+	if err := unix.Connect(fd, sa); err != nil {
+		return fmt.Errorf("validate: TCP connect to the sink: %w", err)
+	}
+	tv := unix.NsecToTimeval(int64(100 * time.Millisecond))
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv); err != nil {
+		return err
+	}
+	buf := make([]byte, tcpWriteSize)
+	for {
+		if p.next(1) == 0 {
+			return nil
+		}
+		n, err := unix.Write(fd, buf)
+		switch {
+		case err == unix.EAGAIN || err == unix.EINTR:
+			continue
+		case err != nil:
+			return fmt.Errorf("validate: TCP write: %w", err)
+		}
+		p.done(uint64(n))
+	}
+}

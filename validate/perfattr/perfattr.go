@@ -1,0 +1,297 @@
+// Package perfattr attributes `perf record -a -g` samples of the receive
+// path to the cost items of the model, so that a cost can be measured on
+// this machine rather than assumed.
+//
+// Input is `perf script -F cpu,ip,sym` text or folded stacks ("cpuN;root;
+// ...;leaf count" per line, optionally gzipped), which is how measurements
+// are kept in testdata. Each sample goes to the category of the frame
+// nearest its leaf that is a boundary (Rules), in the context of the first
+// Contexts frame its stack holds anywhere (who ran it: the veth NAPI, the
+// backlog, the reader, the sender).
+package perfattr
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Stack is one distinct call stack of one CPU with its sample count.
+// Frames run from the root to the leaf.
+type Stack struct {
+	CPU    int
+	Frames []string
+	Count  int
+}
+
+// Read reads perf script text or folded stacks, gzipped or not.
+func Read(r io.Reader) ([]Stack, error) {
+	br := bufio.NewReader(r)
+	if b, _ := br.Peek(2); len(b) == 2 && b[0] == 0x1f && b[1] == 0x8b {
+		z, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, err
+		}
+		defer z.Close()
+		br = bufio.NewReader(z)
+	}
+	if b, _ := br.Peek(3); string(b) == "cpu" {
+		return readFolded(br)
+	}
+	return readScript(br)
+}
+
+// readScript parses `perf script -F cpu,ip,sym`: a "[NNN]" line, then one
+// "ip sym" line per frame from the leaf up, then a blank line.
+func readScript(r io.Reader) ([]Stack, error) {
+	counts := map[string]*Stack{}
+	var order []string
+	cpu := -1
+	var frames []string
+	flush := func() {
+		if cpu < 0 {
+			return
+		}
+		slices.Reverse(frames)
+		k := strconv.Itoa(cpu) + ";" + strings.Join(frames, ";")
+		if s, ok := counts[k]; ok {
+			s.Count++
+		} else {
+			counts[k] = &Stack{CPU: cpu, Frames: frames, Count: 1}
+			order = append(order, k)
+		}
+		cpu, frames = -1, nil
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "":
+		case strings.HasPrefix(line, "["):
+			flush()
+			end := strings.IndexByte(line, ']')
+			v, err := strconv.Atoi(strings.TrimSpace(line[1:max(end, 1)]))
+			if end < 0 || err != nil {
+				return nil, fmt.Errorf("perfattr: line %d: bad CPU field %q", n, line)
+			}
+			cpu = v
+		case cpu < 0:
+			return nil, fmt.Errorf("perfattr: line %d: frame before any [cpu] line", n)
+		default:
+			f := strings.Fields(line)
+			sym := "?"
+			if len(f) > 1 {
+				sym = f[1]
+			}
+			frames = append(frames, sym)
+		}
+	}
+	flush()
+	out := make([]Stack, len(order))
+	for i, k := range order {
+		out[i] = *counts[k]
+	}
+	return out, sc.Err()
+}
+
+func readFolded(r io.Reader) ([]Stack, error) {
+	var out []Stack
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if line == "" {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		c, err := strconv.Atoi(line[i+1:])
+		if i < 0 || err != nil || c < 1 {
+			return nil, fmt.Errorf("perfattr: line %d: want \"cpuN;frames count\"", n)
+		}
+		f := strings.Split(line[:i], ";")
+		cpu, err := strconv.Atoi(strings.TrimPrefix(f[0], "cpu"))
+		if !strings.HasPrefix(f[0], "cpu") || err != nil {
+			return nil, fmt.Errorf("perfattr: line %d: stack does not start with cpuN", n)
+		}
+		out = append(out, Stack{CPU: cpu, Frames: f[1:], Count: c})
+	}
+	return out, sc.Err()
+}
+
+// WriteFolded writes stacks as folded lines, sorted, for testdata.
+func WriteFolded(w io.Writer, stacks []Stack) error {
+	lines := make([]string, len(stacks))
+	for i, s := range stacks {
+		lines[i] = fmt.Sprintf("cpu%d;%s %d", s.CPU, strings.Join(s.Frames, ";"), s.Count)
+	}
+	sort.Strings(lines)
+	var b bytes.Buffer
+	for _, l := range lines {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// Rule maps a boundary frame to a category.
+type Rule struct{ Frame, Category string }
+
+// Context names who ran a sample: the first context whose frames all occur
+// in the stack (and whose Not frames do not) wins.
+type Context struct {
+	Name string
+	Any  []string // at least one of these frames
+	Not  []string // none of these
+}
+
+// Rules are the receive-path categories of the TCP measurement: the frame
+// nearest the leaf decides.
+var Rules = []Rule{
+	{"sock_def_readable", "wake"},
+	{"__tcp_send_ack", "ack_tx"}, {"tcp_send_ack", "ack_tx"},
+	{"tcp_v4_rcv", "tcp"}, {"tcp_v4_do_rcv", "tcp"},
+	{"ip_list_rcv", "ip"}, {"ip_sublist_rcv", "ip"}, {"ip_rcv", "ip"}, {"ip_local_deliver", "ip"},
+	{"__netif_receive_skb_list_core", "core"}, {"netif_receive_skb_list_internal", "core"},
+	{"__netif_receive_skb", "core"}, {"netif_receive_skb", "core"}, {"gro_normal_list", "core"},
+	{"gro_receive_skb", "gro"}, {"napi_gro_receive", "gro"},
+	{"skb_pp_cow_data", "veth_copy"},
+	{"veth_xdp_rcv", "veth_rcv"}, {"veth_poll", "napi"}, {"net_rx_action", "napi"}, {"process_backlog", "napi"},
+	{"handle_softirqs", "softirq_other"},
+	{"_copy_to_iter", "copy"},
+	{"tcp_recvmsg", "recvmsg"}, {"tcp_recvmsg_locked", "recvmsg"},
+	{"tcp_sendmsg", "send"},
+}
+
+// Contexts are who ran a sample in the TCP measurement.
+var Contexts = []Context{
+	{Name: "backlog", Any: []string{"process_backlog"}},
+	{Name: "veth", Any: []string{"veth_poll"}},
+	{Name: "reader", Any: []string{"tcp_recvmsg", "tcp_recvmsg_locked"}},
+	{Name: "reader", Any: []string{"__release_sock"}, Not: []string{"tcp_sendmsg"}},
+	{Name: "sender", Any: []string{"tcp_sendmsg"}},
+}
+
+// Key is one cell of a Table.
+type Key struct {
+	CPU               int
+	Context, Category string
+}
+
+// Table is samples per (CPU, context, category), with the total per CPU.
+type Table struct {
+	Cells map[Key]int
+	Total map[int]int
+}
+
+// Attribute sorts the samples of stacks into categories.
+func Attribute(stacks []Stack, rules []Rule, ctxs []Context) Table {
+	cat := map[string]string{}
+	for _, r := range rules {
+		if _, ok := cat[r.Frame]; !ok {
+			cat[r.Frame] = r.Category
+		}
+	}
+	t := Table{Cells: map[Key]int{}, Total: map[int]int{}}
+	for _, s := range stacks {
+		c := "other"
+		for i := len(s.Frames) - 1; i >= 0; i-- {
+			if v, ok := cat[s.Frames[i]]; ok {
+				c = v
+				break
+			}
+		}
+		t.Cells[Key{s.CPU, contextOf(s.Frames, ctxs), c}] += s.Count
+		t.Total[s.CPU] += s.Count
+	}
+	return t
+}
+
+func contextOf(frames []string, ctxs []Context) string {
+	has := func(names []string) bool {
+		for _, n := range names {
+			if slices.Contains(frames, n) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range ctxs {
+		if has(c.Any) && !has(c.Not) {
+			return c.Name
+		}
+	}
+	return "other"
+}
+
+// Sum adds the cells matching any of the (context, category) pairs on
+// every CPU.
+func (t Table) Sum(pairs ...[2]string) int {
+	n := 0
+	for k, v := range t.Cells {
+		for _, p := range pairs {
+			if k.Context == p[0] && k.Category == p[1] {
+				n += v
+			}
+		}
+	}
+	return n
+}
+
+// Write prints the table per CPU, largest cells first (cells under 0.1%
+// of the CPU's samples are left out).
+func (t Table) Write(w io.Writer) {
+	cpus := make([]int, 0, len(t.Total))
+	for c := range t.Total {
+		cpus = append(cpus, c)
+	}
+	sort.Ints(cpus)
+	for _, c := range cpus {
+		fmt.Fprintf(w, "cpu%d: %d samples\n", c, t.Total[c])
+		var keys []Key
+		for k := range t.Cells {
+			if k.CPU == c && t.Cells[k]*1000 >= t.Total[c] {
+				keys = append(keys, k)
+			}
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			a, b := t.Cells[keys[i]], t.Cells[keys[j]]
+			if a != b {
+				return a > b
+			}
+			return keys[i].Context+keys[i].Category < keys[j].Context+keys[j].Category
+		})
+		for _, k := range keys {
+			fmt.Fprintf(w, "   %-8s %-14s %6d %5.1f%%\n", k.Context, k.Category, t.Cells[k], 100*float64(t.Cells[k])/float64(t.Total[c]))
+		}
+	}
+}
+
+// TCPReceive is the per-segment summary of a GRO-off TCP measurement:
+// samples of TCP receive (tcp_v4_rcv and below, in softirq or in the
+// reader's release_sock, without the wake-up) and of the core and IP
+// layers for the same data segments, and their ratio.
+type TCPReceive struct {
+	TCP, CoreIP, Wake int
+	Ratio             float64
+}
+
+// TCPReceiveOf computes TCPReceive from a table of the TCP measurement.
+func TCPReceiveOf(t Table) TCPReceive {
+	r := TCPReceive{
+		TCP:    t.Sum([2]string{"veth", "tcp"}, [2]string{"reader", "tcp"}),
+		CoreIP: t.Sum([2]string{"veth", "core"}, [2]string{"veth", "ip"}),
+		Wake:   t.Sum([2]string{"veth", "wake"}, [2]string{"reader", "wake"}),
+	}
+	if r.CoreIP > 0 {
+		r.Ratio = float64(r.TCP) / float64(r.CoreIP)
+	}
+	return r
+}

@@ -1,0 +1,96 @@
+package perfattr
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+const script = `[000] 
+	ffffffff8206a1 ip_rcv_finish_core
+	ffffffff8206b2 ip_sublist_rcv
+	ffffffff8206c3 veth_poll
+
+[000] 
+	ffffffff8206d4 try_to_wake_up
+	ffffffff8206e5 sock_def_readable
+	ffffffff8206f6 tcp_v4_rcv
+	ffffffff8206b2 ip_sublist_rcv
+	ffffffff8206c3 veth_poll
+
+[001] 
+	ffffffff82070a tcp_rcv_established
+	ffffffff82071b tcp_v4_do_rcv
+	ffffffff82072c __release_sock
+	ffffffff82073d tcp_recvmsg
+
+[000] 
+	ffffffff8206a1 ip_rcv_finish_core
+	ffffffff8206b2 ip_sublist_rcv
+	ffffffff8206c3 veth_poll
+`
+
+// TestAttribute checks the nearest-boundary rule, the contexts and the
+// folded round trip on a hand-written perf script.
+func TestAttribute(t *testing.T) {
+	st, err := Read(strings.NewReader(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st) != 3 || st[0].Count != 2 {
+		t.Fatalf("stacks %+v, want 3 distinct with the first twice", st)
+	}
+	var b bytes.Buffer
+	if err := WriteFolded(&b, st); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Read(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range [][]Stack{st, again} {
+		tab := Attribute(s, Rules, Contexts)
+		for k, want := range map[Key]int{
+			{0, "veth", "ip"}:    2, // ip_rcv_finish_core is no boundary: ip_sublist_rcv is
+			{0, "veth", "wake"}:  1, // sock_def_readable is nearer the leaf than tcp_v4_rcv
+			{1, "reader", "tcp"}: 1, // the socket backlog run by the reader
+		} {
+			if got := tab.Cells[k]; got != want {
+				t.Errorf("%+v = %d, want %d (table %v)", k, got, want, tab.Cells)
+			}
+		}
+		if tab.Total[0] != 3 || tab.Total[1] != 1 {
+			t.Errorf("totals %v", tab.Total)
+		}
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	for _, in := range []string{"\tffff tcp_v4_rcv\n", "[x]\n", "cpu0;a;b\n", "cpuX;a 3\n"} {
+		if _, err := Read(strings.NewReader(in)); err == nil {
+			t.Errorf("%q: no error", in)
+		}
+	}
+}
+
+// TestTCPMeasurement re-derives the ratio the bdw-e5-1650v4 profile's
+// tcp_v4_rcv cost is built on from the stored measurement.
+func TestTCPMeasurement(t *testing.T) {
+	f, err := os.Open("../testdata/perf/tcp-gro-off.folded.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := TCPReceiveOf(Attribute(st, Rules, Contexts))
+	if r.TCP != 4314 || r.CoreIP != 2038 {
+		t.Errorf("TCP %d core+IP %d samples, want 4314 and 2038 (the profile's source)", r.TCP, r.CoreIP)
+	}
+	if r.Ratio < 2.11 || r.Ratio > 2.13 {
+		t.Errorf("ratio %.3f, want 2.12", r.Ratio)
+	}
+}

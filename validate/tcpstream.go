@@ -1,0 +1,269 @@
+package validate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/vishvananda/netns"
+)
+
+// TCPStreamOptions configure MeasureTCPStream: one netperf-like TCP stream
+// from the sender namespace into a TCP sink in the receiving one.
+type TCPStreamOptions struct {
+	// XDP attaches the native XDP_PASS program to the receiving veth. The
+	// peer's TSO is then off, so MSS-sized 1514 B frames arrive as from a
+	// NIC without LRO (validate-notes D).
+	XDP bool `json:"xdp_pass"`
+	// GRO is ethtool -K rcv gro on|off.
+	GRO bool `json:"gro"`
+	// SenderCPU and ReaderCPU pin the writer and the sink's reader.
+	SenderCPU int `json:"sender_cpu"`
+	ReaderCPU int `json:"reader_cpu"`
+	// Warmup runs traffic before measuring; Duration is measured.
+	Warmup   time.Duration `json:"-"`
+	Duration time.Duration `json:"-"`
+}
+
+// TCPStreamResult is what one MeasureTCPStream measured over Duration,
+// per second.
+type TCPStreamResult struct {
+	Options TCPStreamOptions `json:"options"`
+	Seconds float64          `json:"seconds"`
+	// SegmentsPerSec counts frames the XDP program saw (with XDP), i.e.
+	// wire segments; 0 without XDP.
+	SegmentsPerSec float64 `json:"segments_per_sec"`
+	// SkbsPerSec is Tcp InSegs of the receiving namespace: post-GRO skbs
+	// (plus the few ACKs the sink receives).
+	SkbsPerSec float64 `json:"skbs_per_sec"`
+	// AcksPerSec is Tcp OutSegs of the receiving namespace (the sink sends
+	// only ACKs).
+	AcksPerSec float64 `json:"acks_per_sec"`
+	// RetransPerSec is the sender namespace's Tcp RetransSegs.
+	RetransPerSec float64 `json:"retrans_per_sec"`
+	// ReadsPerSec and GoodputGbps are the sink's read(2) calls and payload.
+	ReadsPerSec float64 `json:"reads_per_sec"`
+	GoodputGbps float64 `json:"goodput_gbps"`
+	// CPU is each CPU's share of time by /proc/stat class.
+	CPU []CPUShare `json:"cpu"`
+}
+
+// CPUShare is one CPU's /proc/stat time shares over an interval.
+type CPUShare struct {
+	CPU     int     `json:"cpu"`
+	User    float64 `json:"user"`
+	System  float64 `json:"system"`
+	SoftIRQ float64 `json:"softirq"`
+	Idle    float64 `json:"idle"`
+}
+
+// MeasureTCPStream builds the harness, runs one TCP stream for Warmup +
+// Duration and measures it. Everything it creates is removed before it
+// returns, also when ctx is cancelled.
+func MeasureTCPStream(ctx context.Context, o TCPStreamOptions) (*TCPStreamResult, error) {
+	h, err := NewHarness()
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	x, err := LoadXDP(XDPSpec{Program: ProgPass})
+	if err != nil {
+		return nil, err
+	}
+	defer x.Close()
+	if o.XDP {
+		if err := h.AttachXDP(x.Prog, false); err != nil {
+			return nil, err
+		}
+	}
+	if err := h.Configure(NetSettings{GRO: o.GRO, ThreadedCPU: -1}); err != nil {
+		return nil, err
+	}
+	sink, err := StartTCPSink(h, o.ReaderCPU)
+	if err != nil {
+		return nil, err
+	}
+	defer sink.Stop()
+	gctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var sent atomic.Uint64
+	errc := make(chan error, 1)
+	go func() {
+		// The thread joins the sender namespace and is discarded afterwards.
+		if err := lockAndPin(h.sndNs, o.SenderCPU); err != nil {
+			errc <- err
+			return
+		}
+		now := time.Now()
+		p := &pacer{ctx: gctx, start: now, deadline: now.Add(o.Warmup + o.Duration + time.Second), sent: &sent}
+		errc <- genTCP(p)
+	}()
+	stop := func() error {
+		cancel()
+		if err := <-errc; err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+		return nil
+	}
+	select {
+	case <-time.After(o.Warmup):
+	case <-ctx.Done():
+		stop()
+		return nil, ctx.Err()
+	case err := <-errc:
+		return nil, fmt.Errorf("validate: TCP sender stopped in the warm-up: %v", err)
+	}
+	a, err := tcpSnap(h, x, sink)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	select {
+	case <-time.After(o.Duration):
+	case <-ctx.Done():
+		stop()
+		return nil, ctx.Err()
+	}
+	b, err := tcpSnap(h, x, sink)
+	if serr := stop(); err == nil {
+		err = serr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return tcpResult(o, a, b), nil
+}
+
+// tcpSnapshot is the counters MeasureTCPStream reads at both ends.
+type tcpSnapshot struct {
+	t            time.Time
+	xdpPkts      uint64
+	rcv, snd     SNMP
+	bytes, reads uint64
+	stat         []CPUTimes
+}
+
+func tcpSnap(h *Harness, x *XDPObjects, s *TCPSink) (*tcpSnapshot, error) {
+	c, _, err := ReadCounter(x.Counters, SlotRx)
+	if err != nil {
+		return nil, err
+	}
+	rcv, err := h.SNMP()
+	if err != nil {
+		return nil, err
+	}
+	snd, err := readSNMPIn(h.sndNs)
+	if err != nil {
+		return nil, err
+	}
+	st, err := readProcStat()
+	if err != nil {
+		return nil, err
+	}
+	return &tcpSnapshot{t: time.Now(), xdpPkts: c.Packets, rcv: rcv, snd: snd,
+		bytes: s.Bytes.Load(), reads: s.Reads.Load(), stat: st}, nil
+}
+
+func tcpResult(o TCPStreamOptions, a, b *tcpSnapshot) *TCPStreamResult {
+	dt := b.t.Sub(a.t).Seconds()
+	d := func(x, y int64) float64 { return float64(y-x) / dt }
+	r := &TCPStreamResult{Options: o, Seconds: dt,
+		SegmentsPerSec: float64(b.xdpPkts-a.xdpPkts) / dt,
+		SkbsPerSec:     d(a.rcv.Get("Tcp", "InSegs"), b.rcv.Get("Tcp", "InSegs")),
+		AcksPerSec:     d(a.rcv.Get("Tcp", "OutSegs"), b.rcv.Get("Tcp", "OutSegs")),
+		RetransPerSec:  d(a.snd.Get("Tcp", "RetransSegs"), b.snd.Get("Tcp", "RetransSegs")),
+		ReadsPerSec:    float64(b.reads-a.reads) / dt,
+		GoodputGbps:    float64(b.bytes-a.bytes) * 8 / dt / 1e9,
+	}
+	for i := range b.stat {
+		if i >= len(a.stat) {
+			break
+		}
+		x, y := a.stat[i], b.stat[i]
+		tot := float64(y.Total() - x.Total())
+		if tot <= 0 {
+			continue
+		}
+		r.CPU = append(r.CPU, CPUShare{CPU: y.CPU, User: float64(y.User+y.Nice-x.User-x.Nice) / tot,
+			System: float64(y.System-x.System) / tot, SoftIRQ: float64(y.SoftIRQ-x.SoftIRQ) / tot,
+			Idle: float64(y.Idle+y.IOWait-x.Idle-x.IOWait) / tot})
+	}
+	return r
+}
+
+// WriteTCPStream prints a result in netperf's receive-side terms.
+func WriteTCPStream(w io.Writer, r *TCPStreamResult) {
+	fmt.Fprintf(w, "TCP_STREAM into the veth pair (xdp_pass %v, gro %v; sender CPU %d, reader CPU %d), %.1f s measured\n",
+		r.Options.XDP, r.Options.GRO, r.Options.SenderCPU, r.Options.ReaderCPU, r.Seconds)
+	fmt.Fprintf(w, "  throughput %.3f Gbit/s; segments %s/s (XDP), skbs %s/s (Tcp InSegs), %.1f segs/skb\n",
+		r.GoodputGbps, GroupThousands(int64(r.SegmentsPerSec)), GroupThousands(int64(r.SkbsPerSec)), ratio(r.SegmentsPerSec, r.SkbsPerSec))
+	fmt.Fprintf(w, "  acks %s/s (Tcp OutSegs), %.1f segs/ack; reads %s/s; retransmits %s/s\n",
+		GroupThousands(int64(r.AcksPerSec)), ratio(r.SegmentsPerSec, r.AcksPerSec), GroupThousands(int64(r.ReadsPerSec)), GroupThousands(int64(r.RetransPerSec)))
+	fmt.Fprintln(w, "  cpu   user%  sys%  softirq%  idle%")
+	for _, c := range r.CPU {
+		fmt.Fprintf(w, "  %-4d %5.1f %5.1f %9.1f %6.1f\n", c.CPU, 100*c.User, 100*c.System, 100*c.SoftIRQ, 100*c.Idle)
+	}
+}
+
+func ratio(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return a / b
+}
+
+// tcpStreamCLI implements `rxsim validate tcp-stream`.
+func tcpStreamCLI(stdout, stderr io.Writer, args []string) error {
+	fs := flag.NewFlagSet("rxsim validate tcp-stream", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := TCPStreamOptions{}
+	fs.BoolVar(&o.XDP, "xdp", true, "attach native XDP_PASS on the receiving veth (1514 B frames, as from a NIC)")
+	fs.BoolVar(&o.GRO, "gro", false, "GRO on the receiving veth")
+	fs.IntVar(&o.SenderCPU, "sender-cpu", 0, "CPU of the sending thread (and of the veth NAPI)")
+	fs.IntVar(&o.ReaderCPU, "reader-cpu", 1, "CPU of the sink's reader")
+	fs.DurationVar(&o.Warmup, "warmup", 2*time.Second, "traffic before measuring")
+	fs.DurationVar(&o.Duration, "duration", 5*time.Second, "measured time")
+	jsonOut := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return usageErr("%v", err)
+	}
+	if o.Duration <= 0 || o.Duration > MaxDuration || o.Warmup < 0 || o.Warmup > MaxDuration {
+		return usageErr("--duration must be in (0, %v] and --warmup in [0, %v]", MaxDuration, MaxDuration)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := MeasureTCPStream(ctx, o)
+	if err != nil {
+		return err
+	}
+	if *jsonOut {
+		e := json.NewEncoder(stdout)
+		e.SetIndent("", "  ")
+		return e.Encode(r)
+	}
+	WriteTCPStream(stdout, r)
+	return nil
+}
+
+// readSNMPIn reads /proc/net/snmp of namespace ns.
+func readSNMPIn(ns netns.NsHandle) (SNMP, error) {
+	var s SNMP
+	err := inNetns(ns, func() error {
+		f, err := os.Open("/proc/thread-self/net/snmp")
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		s, err = ParseSNMP(f)
+		return err
+	})
+	return s, err
+}
