@@ -401,44 +401,53 @@ type Listener struct {
 // starts reading on a thread pinned to cpu.
 func StartListener(h *Harness, cpu int) (*Listener, error) {
 	l := &Listener{done: make(chan struct{}), fd: -1}
-	ready := make(chan error, 1)
-	go func() {
-		defer close(l.done)
-		if err := lockAndPin(h.rcvNs, cpu); err != nil {
-			ready <- err
-			return
-		}
-		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			ready <- err
-			return
-		}
-		l.fd = fd
-		defer unix.Close(fd)
-		sa := &unix.SockaddrInet4{Port: DstPort}
-		copy(sa.Addr[:], ReceiverIP)
-		if err := unix.Bind(fd, sa); err != nil {
-			ready <- fmt.Errorf("validate: listener bind: %w", err)
-			return
-		}
-		tv := unix.NsecToTimeval(int64(100 * time.Millisecond))
-		if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-			ready <- err
-			return
-		}
-		ready <- nil
+	fd, err := startPinned(h.rcvNs, cpu, l.done, openUDP, func(fd int) {
 		buf := make([]byte, 2048)
 		for !l.stop.Load() {
 			if n, err := unix.Read(fd, buf); err == nil && n >= 0 {
 				l.Read.Add(1)
 			}
 		}
-	}()
-	if err := <-ready; err != nil {
-		<-l.done
+	})
+	l.fd = fd
+	if err != nil {
 		return nil, err
 	}
 	return l, nil
+}
+
+// openUDP returns a UDP socket bound to ReceiverIP:DstPort whose reads
+// time out every 100 ms.
+func openUDP() (int, error) { return openBound(unix.SOCK_DGRAM, DstPort, nil, nil) }
+
+// startPinned runs open and then serve(fd) on a thread locked in ns and
+// pinned to cpu, closing fd and then done when serve returns. It returns
+// open's result once open has returned (done is closed on failure too).
+func startPinned(ns netns.NsHandle, cpu int, done chan struct{}, open func() (int, error), serve func(fd int)) (int, error) {
+	type opened struct {
+		fd  int
+		err error
+	}
+	ready := make(chan opened, 1)
+	go func() {
+		defer close(done)
+		if err := lockAndPin(ns, cpu); err != nil {
+			ready <- opened{-1, err}
+			return
+		}
+		fd, err := open()
+		ready <- opened{fd, err}
+		if err != nil {
+			return
+		}
+		defer unix.Close(fd)
+		serve(fd)
+	}()
+	o := <-ready
+	if o.err != nil {
+		<-done
+	}
+	return o.fd, o.err
 }
 
 // Stop ends the listener (within its 100 ms receive timeout).

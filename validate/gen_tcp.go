@@ -35,25 +35,9 @@ type TCPSink struct {
 // reads the first connection on a thread pinned to cpu.
 func StartTCPSink(h *Harness, cpu int) (*TCPSink, error) {
 	s := &TCPSink{done: make(chan struct{}), lfd: -1}
-	ready := make(chan error, 1)
-	go func() {
-		defer close(s.done)
-		if err := lockAndPin(h.rcvNs, cpu); err != nil {
-			ready <- err
-			return
-		}
-		fd, err := listenTCP()
-		if err != nil {
-			ready <- err
-			return
-		}
-		s.lfd = fd
-		defer unix.Close(fd)
-		ready <- nil
-		s.serve(fd)
-	}()
-	if err := <-ready; err != nil {
-		<-s.done
+	fd, err := startPinned(h.rcvNs, cpu, s.done, listenTCP, s.serve)
+	s.lfd = fd
+	if err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -62,27 +46,35 @@ func StartTCPSink(h *Harness, cpu int) (*TCPSink, error) {
 // listenTCP returns a listening socket on ReceiverIP:TCPPort whose accept
 // and reads time out every 100 ms, so that Stop is seen.
 func listenTCP() (int, error) {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	return openBound(unix.SOCK_STREAM, TCPPort,
+		func(fd int) error { return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1) },
+		func(fd int) error { return unix.Listen(fd, 4) })
+}
+
+// openBound returns a socket of type typ bound to ReceiverIP:port, with
+// pre run before the bind and post after it (either may be nil), and a
+// 100 ms receive timeout. The socket is closed on any error.
+func openBound(typ, port int, pre, post func(fd int) error) (int, error) {
+	fd, err := unix.Socket(unix.AF_INET, typ|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return -1, err
 	}
-	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
-		unix.Close(fd)
-		return -1, err
-	}
-	sa := &unix.SockaddrInet4{Port: TCPPort}
+	sa := &unix.SockaddrInet4{Port: port}
 	copy(sa.Addr[:], ReceiverIP)
-	if err := unix.Bind(fd, sa); err != nil {
-		unix.Close(fd)
-		return -1, fmt.Errorf("validate: TCP sink bind: %w", err)
-	}
-	if err := unix.Listen(fd, 4); err != nil {
-		unix.Close(fd)
-		return -1, err
-	}
-	if err := setTimeout(fd); err != nil {
-		unix.Close(fd)
-		return -1, err
+	steps := []func(int) error{pre, func(fd int) error {
+		if err := unix.Bind(fd, sa); err != nil {
+			return fmt.Errorf("validate: bind %v:%d: %w", ReceiverIP, port, err)
+		}
+		return nil
+	}, post, setTimeout}
+	for _, f := range steps {
+		if f == nil {
+			continue
+		}
+		if err := f(fd); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
 	}
 	return fd, nil
 }
