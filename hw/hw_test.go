@@ -61,3 +61,24 @@ source = "default 5%`, `
 		})
 	}
 }
+
+// FuzzParseCosts: any input is a valid profile or an error naming the
+// file, never a panic.
+func FuzzParseCosts(f *testing.F) {
+	base, _ := files.ReadFile("profiles/cpu/bdw-e5-1650v4.toml")
+	f.Add(base)
+	f.Add([]byte("name = \"x\"\n[noise]\ncv = 2\n"))
+	f.Add([]byte("name = \"x\"\n[costs]\na = { call = -1, origin = \"assumed\", source = \"s\" }\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := ParseCosts("f.toml", b)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "hw: f.toml") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		if p.Validate() != nil {
+			t.Fatal("parsed profile does not validate")
+		}
+	})
+}

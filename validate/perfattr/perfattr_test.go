@@ -94,3 +94,37 @@ func TestTCPMeasurement(t *testing.T) {
 		t.Errorf("ratio %.3f, want 2.12", r.Ratio)
 	}
 }
+
+// FuzzRead: any input gives stacks or an error, never a panic, and stacks
+// survive the folded round trip with their sample counts.
+func FuzzRead(f *testing.F) {
+	f.Add([]byte(script))
+	f.Add([]byte("cpu0;a;b 3\ncpu1;c 1\n"))
+	f.Add([]byte("[001]\n\tffff x\n\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		st, err := Read(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		var buf bytes.Buffer
+		if err := WriteFolded(&buf, st); err != nil {
+			t.Fatal(err)
+		}
+		again, err := Read(&buf)
+		if err != nil {
+			// Frames with spaces or semicolons cannot be folded losslessly;
+			// perf symbols have neither.
+			return
+		}
+		n, m := 0, 0
+		for _, s := range st {
+			n += s.Count
+		}
+		for _, s := range again {
+			m += s.Count
+		}
+		if n != m && len(again) > 0 {
+			t.Fatalf("samples %d before folding, %d after", n, m)
+		}
+	})
+}
