@@ -290,13 +290,16 @@ func TestTCPLossRecovery(t *testing.T) {
 // flow shares GRO bucket 0 and its MAX_GRO_SKBS (8) slots: 16 streams
 // overflow it (gro_flush_oldest), while the NIC's NAPI GRO node spreads the
 // same 16 flows over the 8 buckets by their RSS hash and does not
-// overflows.
+// overflow. The sender sends a stream's whole window back to back, so the
+// streams interleave on the wire only when each window is small: a 128 KiB
+// receive buffer per socket (about two TSO bursts).
 func TestGROBucketOverflowCpumap(t *testing.T) {
-	_, c := tcpRun(t, "cpumap-tcp-stream", `duration="20ms"`, "traffic.streams=16", "cpumap.delivery=gro")
+	const rcvbuf = "stack.rcvbuf=131072"
+	_, c := tcpRun(t, "cpumap-tcp-stream", `duration="20ms"`, "traffic.streams=16", "cpumap.delivery=gro", rcvbuf)
 	if c.GRO.Flushes["overflow"] == 0 {
 		t.Errorf("cpumap GRO, 16 streams: flushes %v, want bucket-0 overflows", c.GRO.Flushes)
 	}
-	_, n := tcpRun(t, "tcp-stream-gro", `duration="20ms"`, "traffic.streams=16")
+	_, n := tcpRun(t, "tcp-stream-gro", `duration="20ms"`, "traffic.streams=16", rcvbuf)
 	if n.GRO.Flushes["overflow"] != 0 {
 		t.Errorf("NIC GRO, 16 streams: %d overflows, want none", n.GRO.Flushes["overflow"])
 	}

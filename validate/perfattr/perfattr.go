@@ -295,3 +295,39 @@ func TCPReceiveOf(t Table) TCPReceive {
 	}
 	return r
 }
+
+// ACKTx counts the samples of the pure ACKs the receiver sent: stacks in
+// __tcp_transmit_skb not called from the data path (tcp_write_xmit,
+// tcp_sendmsg), plus the skb allocation under __tcp_send_ack (whose call
+// of __tcp_transmit_skb is a tail call, so it does not show as a parent).
+// TCPIP is the TCP/IP part and the allocation, Dev the device part under
+// __dev_queue_xmit, Nested the softirq that ran inside the transmit (the
+// peer receiving the ACK on this host, not part of sending it).
+type ACKTx struct{ TCPIP, Dev, Nested int }
+
+// ACKTxOf counts ACKTx over stacks.
+func ACKTxOf(stacks []Stack) ACKTx {
+	var a ACKTx
+	for _, s := range stacks {
+		i := slices.Index(s.Frames, "__tcp_transmit_skb")
+		if i < 0 {
+			if slices.ContainsFunc(s.Frames, func(f string) bool { return strings.HasPrefix(f, "__tcp_send_ack") }) {
+				a.TCPIP += s.Count
+			}
+			continue
+		}
+		callers, callees := s.Frames[:i], s.Frames[i+1:]
+		if slices.Contains(callers, "tcp_write_xmit") || slices.Contains(callers, "tcp_sendmsg") || slices.Contains(callers, "tcp_sendmsg_locked") {
+			continue // data, not an ACK
+		}
+		switch {
+		case slices.Contains(callees, "handle_softirqs"):
+			a.Nested += s.Count
+		case slices.Contains(callees, "__dev_queue_xmit"):
+			a.Dev += s.Count
+		default:
+			a.TCPIP += s.Count
+		}
+	}
+	return a
+}

@@ -93,6 +93,18 @@ func TestTCPMeasurement(t *testing.T) {
 	if r.Ratio < 2.11 || r.Ratio > 2.13 {
 		t.Errorf("ratio %.3f, want 2.12", r.Ratio)
 	}
+	// The ACK: TCP/IP part per ACK against core+IP per segment, with the
+	// run's rates (tcp-gro-off.json): 545 samples for 21,431 ACKs/s vs
+	// 2038 for 244,838 segments/s gives 3.06, the profile's tcp_send_ack.
+	a := ACKTxOf(st)
+	if a.TCPIP != 545 || a.Dev != 375 {
+		t.Errorf("ACK TX %+v, want TCPIP 545 and Dev 375 (the profile's source)", a)
+	}
+	perACK := float64(a.TCPIP) / 21431
+	perSeg := float64(r.CoreIP) / 244838
+	if q := perACK / perSeg; q < 3.0 || q > 3.1 {
+		t.Errorf("ACK TCP/IP per ACK / core+IP per segment = %.3f, want 3.06", q)
+	}
 }
 
 // FuzzRead: any input gives stacks or an error, never a panic, and stacks

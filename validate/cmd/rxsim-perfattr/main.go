@@ -54,5 +54,7 @@ func run(in, fold string) error {
 	t.Write(os.Stdout)
 	r := perfattr.TCPReceiveOf(t)
 	fmt.Printf("TCP receive %d samples, core+IP %d, ratio %.2f; sk_data_ready wake-ups %d\n", r.TCP, r.CoreIP, r.Ratio, r.Wake)
+	a := perfattr.ACKTxOf(stacks)
+	fmt.Printf("pure ACK transmit: TCP/IP and allocation %d samples, device %d, nested softirq %d (not counted)\n", a.TCPIP, a.Dev, a.Nested)
 	return nil
 }
