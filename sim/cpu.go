@@ -15,6 +15,7 @@ const (
 	numClasses
 )
 
+// String returns the class name used in reports (hardirq, softirq, thread).
 func (c Class) String() string {
 	switch c {
 	case HardIRQ:
