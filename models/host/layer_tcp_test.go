@@ -100,8 +100,15 @@ func TestTCPStreamGRO(t *testing.T) {
 			}
 		}},
 		{"GRO off, reader on the RX CPU, 400 ns XDP_PASS program", []string{d, "nic.gro=false", "app.cpus=[0]", `xdp.program="pass"`, "xdp.cost_ns=400"}, 0, 0.995 * lineRate10G, func(t *testing.T, r *Result) {
-			if busy(r, 0) < 0.99 {
+			// The softirq preempts netserver while it holds the socket, so
+			// most skbs go to the backlog and netserver runs tcp_v4_do_rcv
+			// (and the ACKs) when it gets the CPU back; the CPU idles
+			// briefly while the sender waits for those ACKs.
+			if busy(r, 0) < 0.95 {
 				t.Errorf("RX CPU %.1f%% busy, want CPU-bound", 100*busy(r, 0))
+			}
+			if r.TCP.BackloggedPerSec < 0.3*r.TCP.SkbsPerSec {
+				t.Errorf("%.0f of %.0f skbs/s backlogged, want most", r.TCP.BackloggedPerSec, r.TCP.SkbsPerSec)
 			}
 		}},
 		{"GRO on, reader on the RX CPU", []string{d, "app.cpus=[0]"}, 0.999 * lineRate10G, 1.001 * lineRate10G, nil},

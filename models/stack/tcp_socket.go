@@ -54,6 +54,12 @@ type TCPSocket struct {
 	app       *TCPApp
 	sleeping  bool
 	wakeArmed bool
+
+	// ownedFrom and ownedUntil: the interval of the reader's last step, in
+	// which the user owns the socket (lock_sock in tcp_recvmsg); backlog
+	// holds the skbs that arrived meanwhile (sk_backlog).
+	ownedFrom, ownedUntil sim.Time
+	backlog               []pkt.Packet
 }
 
 func newTCPSocket(t *TCP, flow uint32) *TCPSocket {
@@ -277,6 +283,9 @@ func (a *TCPApp) Thread() *sim.Thread { return a.th }
 func (a *TCPApp) Run(now sim.Time, w *sim.Work) {
 	sk := a.sk
 	t := sk.t
+	sk.ownedFrom = now
+	defer func() { sk.ownedUntil = w.Now() }()
+	sk.releaseBacklog(w)
 	if sk.n == 0 || sk.q[sk.head].at > w.Now() {
 		return
 	}
@@ -376,13 +385,28 @@ func (sk *TCPSocket) cleanupRbuf(w *sim.Work, copied int) {
 	t.peer.Ack(w.Now(), sk.flow, ack, wnd, -1)
 }
 
+// releaseBacklog is __release_sock: the owner runs tcp_v4_do_rcv for each
+// skb that arrived on the backlog while it held the socket.
+func (sk *TCPSocket) releaseBacklog(w *sim.Work) {
+	if len(sk.backlog) == 0 {
+		return
+	}
+	t := sk.t
+	cpu := sk.app.th.CPU()
+	for _, p := range sk.backlog {
+		t.backlogSegs -= p.WireSegs()
+		t.doRcv(w, sk, cpu, p)
+	}
+	sk.backlog = sk.backlog[:0]
+}
+
 // Done implements sim.Task: keep reading while data is queued, else sleep
 // in sk_wait_data.
 // Data queued by a step whose clock is ahead wakes it at that time.
 func (a *TCPApp) Done(now sim.Time) bool {
 	sk := a.sk
-	if sk.n > 0 && sk.q[sk.head].at <= now {
-		return true
+	if len(sk.backlog) > 0 || (sk.n > 0 && sk.q[sk.head].at <= now) {
+		return true // release_sock runs the backlog before the thread can sleep
 	}
 	sk.sleeping = true
 	if sk.n > 0 && !sk.wakeArmed && sk.t.eng != nil {

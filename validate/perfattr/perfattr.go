@@ -331,3 +331,33 @@ func ACKTxOf(stacks []Stack) ACKTx {
 	}
 	return a
 }
+
+// TCPSplit divides the GRO-off TCP receive of the data segments (without
+// sk_data_ready's wake-up) into tcp_v4_rcv's own part, tcp_v4_do_rcv in
+// softirq and in the reader (the socket backlog), and tcp_add_backlog.
+type TCPSplit struct{ Own, DoRcvSoftirq, DoRcvReader, AddBacklog int }
+
+// TCPSplitOf counts TCPSplit over stacks.
+func TCPSplitOf(stacks []Stack) TCPSplit {
+	var s TCPSplit
+	for _, st := range stacks {
+		has := func(f string) bool { return slices.Contains(st.Frames, f) }
+		if has("sock_def_readable") || has("process_backlog") {
+			continue
+		}
+		switch {
+		case has("veth_poll") && has("tcp_v4_rcv"):
+			switch {
+			case has("tcp_v4_do_rcv"):
+				s.DoRcvSoftirq += st.Count
+			case has("tcp_add_backlog"):
+				s.AddBacklog += st.Count
+			default:
+				s.Own += st.Count
+			}
+		case (has("tcp_recvmsg") || has("tcp_recvmsg_locked")) && has("tcp_v4_do_rcv") && !has("veth_poll"):
+			s.DoRcvReader += st.Count
+		}
+	}
+	return s
+}

@@ -93,6 +93,11 @@ func TestTCPMeasurement(t *testing.T) {
 	if r.Ratio < 2.11 || r.Ratio > 2.13 {
 		t.Errorf("ratio %.3f, want 2.12", r.Ratio)
 	}
+	// The split of the profile's tcp_v4_rcv, tcp_v4_do_rcv and
+	// tcp_add_backlog.
+	if sp := TCPSplitOf(st); sp != (TCPSplit{Own: 1017, DoRcvSoftirq: 2039, DoRcvReader: 918, AddBacklog: 360}) {
+		t.Errorf("split %+v, want 1017/2039/918/360 (the profile's source)", sp)
+	}
 	// The ACK: TCP/IP part per ACK against core+IP per segment, with the
 	// run's rates (tcp-gro-off.json): 545 samples for 21,431 ACKs/s vs
 	// 2038 for 244,838 segments/s gives 3.06, the profile's tcp_send_ack.

@@ -54,6 +54,9 @@ func run(in, fold string) error {
 	t.Write(os.Stdout)
 	r := perfattr.TCPReceiveOf(t)
 	fmt.Printf("TCP receive %d samples, core+IP %d, ratio %.2f; sk_data_ready wake-ups %d\n", r.TCP, r.CoreIP, r.Ratio, r.Wake)
+	sp := perfattr.TCPSplitOf(stacks)
+	fmt.Printf("TCP receive split: tcp_v4_rcv own %d, tcp_v4_do_rcv %d in softirq + %d by the reader (backlog), tcp_add_backlog %d\n",
+		sp.Own, sp.DoRcvSoftirq, sp.DoRcvReader, sp.AddBacklog)
 	a := perfattr.ACKTxOf(stacks)
 	fmt.Printf("pure ACK transmit: TCP/IP and allocation %d samples, device %d, nested softirq %d (not counted)\n", a.TCPIP, a.Dev, a.Nested)
 	return nil
