@@ -126,6 +126,13 @@ type CPU struct {
 	idleFn   FuncID
 	// debt is work owed to the next step of each class (Owe).
 	debt [numClasses][]owed
+	// switchCost is charged to switchFn when a thread step follows a step
+	// of another thread (SetSwitchCost); lastThread ran the last one.
+	switchCost Time
+	switchFn   FuncID
+	lastThread *Thread
+	// Switches counts context switches between threads.
+	Switches uint64
 }
 
 // owed is one charge of Owe.
@@ -249,6 +256,12 @@ func (c *CPU) SetIdleWakeLatency(d Time) { c.idleWake = d }
 // thread woken while this CPU was idle (leaving the idle loop; in a VM the
 // exit from HLT and the injected IPI). 0 (the default) charges nothing.
 func (c *CPU) SetIdleWakeCost(d Time, fn FuncID) { c.idleCost, c.idleFn = d, fn }
+
+// SetSwitchCost makes a thread's step that follows a step of another thread
+// on this CPU pay d to fn: __schedule and __switch_to from one task to
+// another. Returning to the same thread after interrupts or idle is not a
+// switch (the idle exit has its own cost, SetIdleWakeCost).
+func (c *CPU) SetSwitchCost(d Time, fn FuncID) { c.switchCost, c.switchFn = d, fn }
 
 // idle reports whether nothing runs, is frozen or is ready on the CPU.
 func (c *CPU) idle() bool { return !c.inTask && c.run >= numClasses && c.ready() == numClasses }
@@ -450,6 +463,13 @@ func (c *CPU) start(cl Class, now Time) {
 		c.work.Add(o.fn, o.d)
 	}
 	c.debt[cl] = c.debt[cl][:0]
+	if cl == ThreadClass {
+		if c.lastThread != nil && c.lastThread != s.thread {
+			c.Switches++
+			c.work.Add(c.switchFn, c.switchCost)
+		}
+		c.lastThread = s.thread
+	}
 	if cl == ThreadClass && s.thread.idleWoken {
 		s.thread.idleWoken = false
 		c.work.Add(c.idleFn, c.idleCost)

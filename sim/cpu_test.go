@@ -638,3 +638,34 @@ func TestOwe(t *testing.T) {
 		t.Errorf("owed function charged %v, want 3us", got)
 	}
 }
+
+// TestSwitchCost: two threads alternating on one CPU pay the switch cost on
+// every change of thread, not when one thread runs alone.
+func TestSwitchCost(t *testing.T) {
+	r := newRig(DefaultSched())
+	sw := r.funcs.ID("context_switch")
+	r.cpu.SetSwitchCost(us(1), sw)
+	a, b := r.task("a", us(10), 3), r.task("b", us(10), 3)
+	r.cpu.NewThread("a", "app", a)
+	r.cpu.NewThread("b", "app", b)
+	r.cpu.Wake(r.cpu.Threads()[0])
+	r.cpu.Wake(r.cpu.Threads()[1])
+	r.eng.Run(Never)
+	n := r.cpu.Switches
+	if n == 0 || r.acct.ByFunc[0][sw] != Time(n)*us(1) {
+		t.Fatalf("%d switches, %v charged", n, r.acct.ByFunc[0][sw])
+	}
+	if end := max(a.ends[len(a.ends)-1], b.ends[len(b.ends)-1]); end != us(60)+Time(n)*us(1) {
+		t.Errorf("both threads done by %v, want 60us + %d switches", end, n)
+	}
+	// One thread alone never switches.
+	r2 := newRig(DefaultSched())
+	r2.cpu.SetSwitchCost(us(1), r2.funcs.ID("context_switch"))
+	s := r2.task("a", us(10), 5)
+	r2.cpu.NewThread("a", "app", s)
+	r2.cpu.Wake(r2.cpu.Threads()[0])
+	r2.eng.Run(Never)
+	if r2.cpu.Switches != 0 {
+		t.Errorf("a lone thread switched %d times", r2.cpu.Switches)
+	}
+}

@@ -37,6 +37,7 @@ const usageText = `usage: rxsim validate [scenario] [flags]
        rxsim validate --list             list the built-in configurations
        rxsim validate --cleanup          remove what a killed rxsim left behind
        rxsim validate tcp-stream [--gro] one TCP stream into the veth pair (rxsim validate tcp-stream -h)
+       rxsim validate ctxsw [--cpu 1]    the cost of a context switch between two threads on one CPU
 
 Measures the real XDP receive path on a veth pair between two network
 namespaces (or, with --iface, on a real interface fed from outside) and prints
@@ -56,6 +57,9 @@ flags:
 func CLI(stdout, stderr io.Writer, args []string) error {
 	if len(args) > 0 && args[0] == "tcp-stream" {
 		return tcpStreamCLI(stdout, stderr, args[1:])
+	}
+	if len(args) > 0 && args[0] == "ctxsw" {
+		return ctxswCLI(stdout, stderr, args[1:])
 	}
 	fs := flag.NewFlagSet("rxsim validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -100,6 +100,9 @@ func (h *Host) buildCPUs() {
 		h.Cost("napi_complete_done").Call, h.costOr("timer_tick", 0))
 	for i := 0; i < s.CPUs; i++ {
 		c := sim.NewCPU(i, h.Eng, h.Acct, sim.DefaultSched())
+		if d := h.costOr("context_switch", 0); d > 0 {
+			c.SetSwitchCost(sim.Time(d), h.Funcs.ID("context_switch"))
+		}
 		h.CPUs = append(h.CPUs, c)
 		sn := napi.NewSoftnet(napi.SoftnetConfig{
 			Budget: s.NAPI.Budget, BudgetUsecs: s.NAPI.BudgetUsecs, HZ: s.Kernel.HZ,

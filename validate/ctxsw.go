@@ -1,0 +1,171 @@
+package validate
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"sort"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ContextSwitch is one measurement of the cost of a context switch between
+// two threads on one CPU, by lmbench's lat_ctx method: two threads pinned
+// to the same CPU pass a byte through two pipes; a round trip is two
+// switches (each with the wake-up of the other thread) plus two pipe
+// write/read pairs, and the pairs are measured alone in one thread and
+// subtracted.
+type ContextSwitch struct {
+	CPU        int       `json:"cpu"`
+	RoundTrips int       `json:"round_trips"`
+	PerSwitch  []float64 `json:"per_switch_ns"` // one per repetition
+	Median     float64   `json:"median_ns"`
+}
+
+// MeasureContextSwitch runs reps repetitions of n round trips on cpu.
+func MeasureContextSwitch(cpu, n, reps int) (*ContextSwitch, error) {
+	if n < 1 || reps < 1 {
+		return nil, usageErr("context switch: want n >= 1 and reps >= 1")
+	}
+	r := &ContextSwitch{CPU: cpu, RoundTrips: n}
+	for i := 0; i < reps; i++ {
+		pp, err := pingPong(cpu, n)
+		if err != nil {
+			return nil, err
+		}
+		sp, err := selfPipe(cpu, n)
+		if err != nil {
+			return nil, err
+		}
+		r.PerSwitch = append(r.PerSwitch, (pp-2*sp)/2)
+	}
+	s := append([]float64(nil), r.PerSwitch...)
+	sort.Float64s(s)
+	r.Median = s[len(s)/2]
+	return r, nil
+}
+
+// pinThread locks the goroutine to its thread and the thread to cpu.
+func pinThread(cpu int) error {
+	runtime.LockOSThread()
+	var set unix.CPUSet
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		return fmt.Errorf("validate: pin to CPU %d: %w", cpu, err)
+	}
+	return nil
+}
+
+// pingPong returns the mean round trip (ns) of a byte between two threads
+// on cpu through two pipes.
+func pingPong(cpu, n int) (float64, error) {
+	var a, b [2]int
+	if err := unix.Pipe2(a[:], unix.O_CLOEXEC); err != nil {
+		return 0, err
+	}
+	if err := unix.Pipe2(b[:], unix.O_CLOEXEC); err != nil {
+		unix.Close(a[0])
+		unix.Close(a[1])
+		return 0, err
+	}
+	defer func() {
+		for _, fd := range []int{a[0], a[1], b[0], b[1]} {
+			unix.Close(fd)
+		}
+	}()
+	errc := make(chan error, 1)
+	go func() {
+		// The echo thread is pinned and discarded with its goroutine.
+		if err := pinThread(cpu); err != nil {
+			errc <- err
+			return
+		}
+		buf := make([]byte, 1)
+		for i := 0; i < n; i++ {
+			if _, err := unix.Read(a[0], buf); err != nil {
+				errc <- err
+				return
+			}
+			if _, err := unix.Write(b[1], buf); err != nil {
+				errc <- err
+				return
+			}
+		}
+		errc <- nil
+	}()
+	if err := pinThread(cpu); err != nil {
+		return 0, err
+	}
+	defer runtime.UnlockOSThread()
+	buf := make([]byte, 1)
+	t0 := time.Now()
+	for i := 0; i < n; i++ {
+		if _, err := unix.Write(a[1], buf); err != nil {
+			return 0, err
+		}
+		if _, err := unix.Read(b[0], buf); err != nil {
+			return 0, err
+		}
+	}
+	d := time.Since(t0)
+	if err := <-errc; err != nil {
+		return 0, err
+	}
+	return float64(d.Nanoseconds()) / float64(n), nil
+}
+
+// selfPipe returns the mean cost (ns) of a pipe write and read in one
+// thread on cpu: no switch, no wake-up.
+func selfPipe(cpu, n int) (float64, error) {
+	var a [2]int
+	if err := unix.Pipe2(a[:], unix.O_CLOEXEC); err != nil {
+		return 0, err
+	}
+	defer unix.Close(a[0])
+	defer unix.Close(a[1])
+	if err := pinThread(cpu); err != nil {
+		return 0, err
+	}
+	defer runtime.UnlockOSThread()
+	buf := make([]byte, 1)
+	t0 := time.Now()
+	for i := 0; i < n; i++ {
+		if _, err := unix.Write(a[1], buf); err != nil {
+			return 0, err
+		}
+		if _, err := unix.Read(a[0], buf); err != nil {
+			return 0, err
+		}
+	}
+	return float64(time.Since(t0).Nanoseconds()) / float64(n), nil
+}
+
+// WriteContextSwitch prints a measurement.
+func WriteContextSwitch(w io.Writer, r *ContextSwitch) {
+	fmt.Fprintf(w, "context switch on CPU %d (lat_ctx, 2 threads, %d round trips x %d): median %.0f ns per switch, reps",
+		r.CPU, r.RoundTrips, len(r.PerSwitch), r.Median)
+	for _, v := range r.PerSwitch {
+		fmt.Fprintf(w, " %.0f", v)
+	}
+	fmt.Fprintln(w)
+}
+
+// ctxswCLI implements `rxsim validate ctxsw`.
+func ctxswCLI(stdout, stderr io.Writer, args []string) error {
+	fs := flag.NewFlagSet("rxsim validate ctxsw", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cpu := fs.Int("cpu", 1, "CPU to measure on")
+	n := fs.Int("n", 200000, "round trips per repetition")
+	reps := fs.Int("reps", 7, "repetitions")
+	if err := fs.Parse(args); err != nil {
+		return usageErr("%v", err)
+	}
+	r, err := MeasureContextSwitch(*cpu, *n, *reps)
+	if err != nil {
+		return err
+	}
+	WriteContextSwitch(stdout, r)
+	return nil
+}
