@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -280,6 +281,14 @@ func CLI(stdout, stderr io.Writer, args []string) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ext := &atomic.Bool{}
+	ext.Store(o.Extended)
+	quit := make(chan os.Signal, 1)
+	signal.Notify(quit, syscall.SIGQUIT)
+	defer signal.Stop(quit)
+	doneToggle := make(chan struct{})
+	defer close(doneToggle)
+	go toggleOn(quit, ext, doneToggle)
 	if left, _ := Cleanup(); len(left) > 0 {
 		fmt.Fprintf(stderr, "validate: removed %d leftovers of dead rxsim processes\n", len(left))
 	}
@@ -290,6 +299,7 @@ func CLI(stdout, stderr io.Writer, args []string) error {
 		if !jsonOut && !quiet {
 			j.o.Progress = stdout
 			j.o.StartLine = true
+			j.o.ExtendedToggle = ext
 			fmt.Fprintf(stdout, "== %s (%d/%d)\n", j.o.Config, i+1, len(jobs))
 		}
 		res, err := Run(ctx, j.o)

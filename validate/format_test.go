@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -184,6 +186,30 @@ func TestConfigs(t *testing.T) {
 			if c.Program == ProgRedirectCPU && g == GenUDP && !o.Net.SenderTxCsumOff {
 				t.Errorf("%s/udp: sender tx checksum offload must be off", c.Name)
 			}
+		}
+	}
+}
+
+// TestExtendedToggle: each SIGQUIT flips between terse and extended
+// output, as in xdp-bench; without a toggle -e decides.
+func TestExtendedToggle(t *testing.T) {
+	o := Options{Extended: true}
+	if !o.extended() {
+		t.Fatal("-e without a toggle is not extended")
+	}
+	for _, n := range []int{1, 2, 3} {
+		b := &atomic.Bool{}
+		o.ExtendedToggle = b
+		sig := make(chan os.Signal) // unbuffered: a send returns once toggleOn took it
+		done, exited := make(chan struct{}), make(chan struct{})
+		go func() { toggleOn(sig, b, done); close(exited) }()
+		for i := 0; i < n; i++ {
+			sig <- syscall.SIGQUIT
+		}
+		close(done)
+		<-exited // every signal taken has been applied
+		if want := n%2 == 1; o.extended() != want {
+			t.Errorf("after %d SIGQUITs: extended %v, want %v", n, o.extended(), want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -64,6 +65,9 @@ type Options struct {
 	// Progress, if set, receives xdp-bench lines every second.
 	Progress io.Writer `json:"-"`
 	Extended bool      `json:"-"`
+	// ExtendedToggle, if set, overrides Extended while running: xdp-bench
+	// switches between terse and extended output on SIGQUIT.
+	ExtendedToggle *atomic.Bool `json:"-"`
 	// StartLine, if set with Progress, prints xdp-bench's start-up line
 	// once the first harness exists.
 	StartLine bool `json:"-"`
@@ -796,7 +800,7 @@ func measureOnce(ctx context.Context, o Options, rep int, probe bool, dur time.D
 		x := st.sample(prev, cur, rep, cur.t.Sub(start).Seconds())
 		samples = append(samples, x)
 		if o.Progress != nil && rep != -2 {
-			WriteSecond(o.Progress, st.h.Rcv, &x, o, o.Extended)
+			WriteSecond(o.Progress, st.h.Rcv, &x, o, o.extended())
 		}
 		prev = cur
 	}
@@ -971,5 +975,26 @@ func (r *Result) aggregate() {
 			c.BulkAvg, c.KthreadSched = r.Probe.BulkAvg, r.Probe.KthSched
 		}
 		r.CPUMap = c
+	}
+}
+
+// extended reports whether the per-second output is extended now.
+func (o *Options) extended() bool {
+	if o.ExtendedToggle != nil {
+		return o.ExtendedToggle.Load()
+	}
+	return o.Extended
+}
+
+// toggleOn flips b on every signal from sig until done is closed (SIGQUIT
+// in xdp-bench toggles the extended output).
+func toggleOn(sig <-chan os.Signal, b *atomic.Bool, done <-chan struct{}) {
+	for {
+		select {
+		case <-sig:
+			b.Store(!b.Load())
+		case <-done:
+			return
+		}
 	}
 }
