@@ -64,8 +64,10 @@ func lookupKey(m *ebpf.Map, keyReg asm.Register, miss string) asm.Instructions {
 }
 
 // AttachProbes loads and attaches the three raw tracepoints. It needs no
-// tracefs.
-func AttachProbes() (p *Probes, err error) {
+// tracefs. With dev set, napi_poll counts only the NAPIs of that device
+// (by name, read through the kernel's BTF offsets), not every NAPI on the
+// machine.
+func AttachProbes(dev string) (p *Probes, err error) {
 	p = &Probes{}
 	defer func() {
 		if err != nil {
@@ -123,15 +125,22 @@ func AttachProbes() (p *Probes, err error) {
 	kth = append(kth, ret...)
 
 	// napi_poll(napi, work, budget)
-	napi := asm.Instructions{
-		asm.Mov.Reg(asm.R6, asm.R1),
+	napi := asm.Instructions{asm.Mov.Reg(asm.R6, asm.R1)}
+	if dev != "" {
+		f, err := napiDevFilter(dev)
+		if err != nil {
+			return p, err
+		}
+		napi = append(napi, f...)
+	}
+	napi = append(napi,
 		asm.LoadMem(asm.R7, asm.R6, 8, asm.DWord),  // work
 		asm.LoadMem(asm.R8, asm.R6, 16, asm.DWord), // budget
 		asm.Mov.Reg32(asm.R2, asm.R7),
 		asm.JLE.Imm32(asm.R2, NapiHistSize-1, "inrange"),
 		asm.Mov.Imm(asm.R2, NapiHistSize-1),
 		asm.Mov.Imm(asm.R9, 1).WithSymbol("inrange"),
-	}
+	)
 	napi = append(napi, lookupKey(p.Napi, asm.R2, "full")...)
 	napi = append(napi, addTo(0, asm.R9)...)
 	napi = append(napi,

@@ -738,7 +738,7 @@ func measureOnce(ctx context.Context, o Options, rep int, probe bool, dur time.D
 		defer st.lst.Stop()
 	}
 	if probe {
-		if st.pr, err = AttachProbes(); err != nil {
+		if st.pr, err = AttachProbes(st.h.Rcv); err != nil {
 			return nil, info, err
 		}
 		defer st.pr.Close()

@@ -106,7 +106,7 @@ func TestProgramsCountExactly(t *testing.T) {
 				}
 				var pr *Probes
 				if spec.Program == ProgRedirectCPU {
-					if pr, err = AttachProbes(); err != nil {
+					if pr, err = AttachProbes(h.Rcv); err != nil {
 						if errors.Is(err, ErrNotSupported) {
 							t.Skipf("skip: %v", err)
 						}
