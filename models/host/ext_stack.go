@@ -170,7 +170,7 @@ func (c *CpumapExt) Report(r *Result, secs float64) {
 		res.RemoteNSPerPkt = remoteBusy * secs * 1e9 / float64(remotePkts)
 	}
 	for _, q := range c.h.Queues {
-		cpu := q.NAPI.Softnet().CPU().ID
+		cpu := q.Hook.RxCPU() // the poll's CPU: the IRQ CPU, or the NAPI thread's
 		if cpu < len(r.CPU) {
 			res.RxBusy = max(res.RxBusy, r.CPU[cpu].Busy)
 		}

@@ -237,8 +237,12 @@ func (h *Host) buildNIC() {
 	}
 	for i := 0; i < s.NIC.Queues; i++ {
 		cpu := s.NIC.IRQAffinity[i%len(s.NIC.IRQAffinity)]
+		pollCPU := cpu // where the driver poll and XDP run: the IRQ CPU, or the NAPI thread's
+		if s.NAPI.Threaded && len(s.NAPI.ThreadCPUs) > 0 {
+			pollCPU = s.NAPI.ThreadCPUs[i%len(s.NAPI.ThreadCPUs)]
+		}
 		ring := nic.NewRxRing(s.NIC.RingSize, h.Demux.Feed(i), &h.Ledger, 0)
-		hook := xdp.NewHook(h.Prog, cpu, xc, &h.Ledger, h.Funcs)
+		hook := xdp.NewHook(h.Prog, pollCPU, xc, &h.Ledger, h.Funcs)
 		itr := nic.NewITR(p.Driver, s.NIC.AdaptiveITR, s.NIC.ITRUsecs, p.LineRateGbps.V)
 		qc := nic.QueueConfig{Index: i, Driver: p.Driver, RefillBatch: refill, ITR: itr, IRQJitter: s.Noise.IRQJitter}
 		if s.Noise.IRQJitter > 0 {
@@ -251,11 +255,7 @@ func (h *Host) buildNIC() {
 			TimerJitter: h.timerJitter(),
 		}, q, h.Softnet[cpu])
 		if s.NAPI.Threaded {
-			tc := cpu
-			if len(s.NAPI.ThreadCPUs) > 0 {
-				tc = s.NAPI.ThreadCPUs[i%len(s.NAPI.ThreadCPUs)]
-			}
-			q.NAPI.SetThreaded(h.CPUs[tc])
+			q.NAPI.SetThreaded(h.CPUs[pollCPU])
 		}
 		h.Queues = append(h.Queues, q)
 	}

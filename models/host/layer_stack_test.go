@@ -134,3 +134,19 @@ func TestCpumapPageReuse(t *testing.T) {
 		t.Errorf("RX ns/pkt grows by %.1f from qsize 64 to 2048, want ~45.4 (page allocator)", d)
 	}
 }
+
+// TestCpumapFromThreadedNAPI: with the NAPI threaded on CPU 2 (IRQs stay on
+// CPU 0), the driver poll and XDP run on CPU 2, so the cpumap's source CPU,
+// the per-CPU receive line and the RX saturation are CPU 2's.
+func TestCpumapFromThreadedNAPI(t *testing.T) {
+	r := run(t, "cpumap-udp-ixgbe", `duration="5ms"`, `warmup="1ms"`, "napi.threaded=true", "napi.thread_cpus=[2]")
+	if len(r.PerCPURx) < 3 || r.PerCPURx[2] == 0 || r.PerCPURx[0] != 0 {
+		t.Fatalf("per-CPU rx %v, want all on CPU 2", r.PerCPURx)
+	}
+	if r.Cpumap == nil || r.Cpumap.RxBusy < 0.9 {
+		t.Errorf("cpumap %+v: want the busy NAPI thread's CPU as the RX CPU", r.Cpumap)
+	}
+	if b := r.CPU[0].Busy; b > 0.05 {
+		t.Errorf("IRQ CPU 0 %.0f%% busy, want it almost idle (the thread polls)", 100*b)
+	}
+}

@@ -63,6 +63,9 @@ func NewHook(prog *Program, rxCPU int, c Costs, led *pkt.Ledger, funcs *sim.Func
 	}
 }
 
+// RxCPU returns the CPU the queue's driver poll (and XDP) runs on.
+func (h *Hook) RxCPU() int { return h.rxCPU }
+
 // Rx handles one received frame. It reports whether the buffer is now held
 // downstream (queued in a redirect target or the stack, which must later
 // release it to the queue) rather than recycled in place (DROP, ABORTED) or
