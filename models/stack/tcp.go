@@ -46,15 +46,21 @@ package stack
 // segments backlogged); on the same CPU, where the softirq preempts the
 // reader, it is as in the kernel.
 //
+// Quick-ACK mode (tcp_incr_quickack, tcp_in_quickack_mode,
+// tcp_dec_quickack_mode): the first data, data after a gap longer than the
+// RTO and out-of-order data give min(window / 2 MSS, TCP_MAX_QUICKACKS)
+// ACKs sent at once for every segment; every ACK sent uses one; a
+// request/response server is in pingpong mode and sends none.
+//
 // Left out: the out-of-order queue (an out-of-order segment is dropped and
 // the peer goes back to the hole), SACK, the backlog limit (sk_rcvbuf +
-// sk_sndbuf; the window keeps the backlog below it), receive-buffer autotuning (tcp_rcv_space_adjust),
-// quick-ACK mode at connection start, the prequeue/ucopy history, TCP
-// options other than timestamps, memory pressure (tcp_mem), the TX
-// completion interrupt (its cost is part of the per-ACK cost), and
-// skb_attempt_defer_free (v5.19+), which hands the reader's skb frees back
-// to the allocating CPU's net_rx_action: here the reader pays them
-// (tcp_recvmsg per skb).
+// sk_sndbuf; the window keeps the backlog below it), receive-buffer
+// autotuning (tcp_rcv_space_adjust), tcp_try_coalesce in the receive queue,
+// the prequeue/ucopy history, TCP options other than timestamps, memory
+// pressure (tcp_mem), the TX completion interrupt (its cost is part of the
+// per-ACK cost), and skb_attempt_defer_free (v5.19+), which hands the
+// reader's skb frees back to the allocating CPU's net_rx_action: here the
+// reader pays them (tcp_recvmsg per skb).
 
 import (
 	"github.com/rxsim/rxsim/models/pkt"
@@ -64,6 +70,15 @@ import (
 // TCPDelackMin is TCP_DELACK_MIN (include/net/tcp.h: HZ/25 = 40 ms), the
 // delayed-ACK timeout used when nothing else sends the pending ACK.
 const TCPDelackMin = 40 * sim.Millisecond
+
+// TCPMaxQuickAcks is TCP_MAX_QUICKACKS (include/net/tcp.h: 16), the most
+// ACKs sent at once for every segment in quick-ACK mode.
+const TCPMaxQuickAcks = 16
+
+// TCPRTOMinRcv is TCP_RTO_MIN (200 ms), used for the receiver's icsk_rto:
+// a gap in the data longer than it re-enters quick-ACK mode
+// (tcp_event_data_recv).
+const TCPRTOMinRcv = 200 * sim.Millisecond
 
 // TCPPeer is the remote end of the host's TCP connections. The host calls
 // it at the moment a frame leaves (the sending step's clock): Ack for a pure
@@ -113,7 +128,12 @@ type TCPConfig struct {
 	ReadSize int
 	// ReqSize and RespSize make the application a request/response server:
 	// after each ReqSize bytes read it sends RespSize bytes (0 = a sink).
+	// Such a socket is in pingpong (interactive) mode, which turns quick
+	// ACKs off: the response carries the ACK.
 	ReqSize, RespSize int
+	// MaxQuickAcks is TCP_MAX_QUICKACKS (0 = the kernel's 16; negative
+	// turns quick-ACK mode off, to test the delayed-ACK rules alone).
+	MaxQuickAcks int
 	// TimerJitter delays the delayed-ACK timer's expiries (nil = exact).
 	TimerJitter *sim.Jitter
 }
@@ -125,6 +145,7 @@ type TCPStats struct {
 	RcvbufDrops       uint64 // segments dropped for receive space
 	NoSocket          uint64 // segments for no socket
 	AcksSoftirq       uint64 // ACKs sent from tcp_v4_rcv
+	QuickAcks         uint64 // of those, sent because of quick-ACK mode
 	AcksApp           uint64 // ACKs sent from tcp_cleanup_rbuf (window updates)
 	AcksDelack        uint64 // ACKs sent by the delayed-ACK timer
 	DupAcks           uint64 // duplicate ACKs for out-of-order segments
@@ -257,6 +278,7 @@ func (t *TCP) sendAck(w *sim.Work, sk *TCPSocket, sack int64) {
 	sk.rcvWup = sk.rcvNxt
 	sk.wnd = sk.window()
 	sk.ackPending = false
+	sk.ackSent()
 	t.peer.Ack(w.Now(), sk.flow, sk.rcvNxt, sk.wnd, sack)
 }
 

@@ -55,6 +55,13 @@ type TCPSocket struct {
 	sleeping  bool
 	wakeArmed bool
 
+	// quick is icsk_ack.quick: ACKs still to send for every segment;
+	// started and lastRcv: data has arrived, and when it last did
+	// (icsk_ack.lrcvtime).
+	quick   int
+	started bool
+	lastRcv sim.Time
+
 	// ownedFrom and ownedUntil: the interval of the reader's last step, in
 	// which the user owns the socket (lock_sock in tcp_recvmsg); backlog
 	// holds the skbs that arrived meanwhile (sk_backlog).
@@ -131,6 +138,7 @@ func (sk *TCPSocket) rcv(w *sim.Work, cpu *sim.CPU, p pkt.Packet) {
 	if w.Start() != sk.stepAt {
 		sk.stepAt, sk.rmemStep = w.Start(), sk.rmem
 	}
+	sk.eventDataRecv(w.Now())
 	sk.enqueue(w.Now(), p, truesize)
 	sk.q[(sk.head+sk.n-1)%len(sk.q)].cpu, sk.q[(sk.head+sk.n-1)%len(sk.q)].class = cpu, w.Class()
 	t.Stats.Skbs++
@@ -145,6 +153,7 @@ func (sk *TCPSocket) rcv(w *sim.Work, cpu *sim.CPU, p pkt.Packet) {
 // duplicate ACK (tcp_data_queue's out-of-window / out-of-order path).
 func (sk *TCPSocket) drop(w *sim.Work, p pkt.Packet) {
 	t := sk.t
+	sk.incrQuickack() // tcp_enter_quickack_mode on out-of-order data
 	t.st.Release(p.Queue, p.WireSegs())
 	t.Stats.DupAcks++
 	t.sendAck(w, sk, int64(p.Txn))
@@ -180,11 +189,56 @@ func (sk *TCPSocket) ackSndCheck(w *sim.Work) {
 		t.sendAck(w, sk, -1)
 		return
 	}
+	if sk.inQuickack() {
+		t.Stats.AcksSoftirq++
+		t.Stats.QuickAcks++
+		t.sendAck(w, sk, -1)
+		return
+	}
 	if !sk.ackPending {
 		sk.ackPending = true
 		sk.ackSince = w.Now()
 	}
 	sk.armDelack(w.Now() + TCPDelackMin)
+}
+
+// eventDataRecv is tcp_event_data_recv's quick-ACK part: the first data
+// and data after a gap longer than the RTO enter quick-ACK mode.
+func (sk *TCPSocket) eventDataRecv(now sim.Time) {
+	if !sk.started || now-sk.lastRcv > TCPRTOMinRcv {
+		sk.started = true
+		sk.incrQuickack()
+	}
+	sk.lastRcv = now
+}
+
+// incrQuickack is tcp_incr_quickack(sk, TCP_MAX_QUICKACKS): enough quick
+// ACKs for half the advertised window in segments (2 if that is 0), at most
+// TCP_MAX_QUICKACKS.
+func (sk *TCPSocket) incrQuickack() {
+	limit := sk.t.cfg.MaxQuickAcks
+	if limit < 0 {
+		return
+	}
+	if limit == 0 {
+		limit = TCPMaxQuickAcks
+	}
+	q := int(sk.wnd) / (2 * sk.t.cfg.MSS)
+	if q == 0 {
+		q = 2
+	}
+	sk.quick = max(sk.quick, min(q, limit))
+}
+
+// inQuickack is tcp_in_quickack_mode: quick ACKs left and not interactive
+// (a request/response socket is in pingpong mode).
+func (sk *TCPSocket) inQuickack() bool { return sk.quick > 0 && sk.t.cfg.ReqSize <= 0 }
+
+// ackSent is tcp_event_ack_sent's tcp_dec_quickack_mode for one ACK.
+func (sk *TCPSocket) ackSent() {
+	if sk.quick > 0 {
+		sk.quick--
+	}
 }
 
 func (sk *TCPSocket) armDelack(at sim.Time) {
@@ -331,6 +385,7 @@ func (a *TCPApp) serve(w *sim.Work, copied int) bool {
 		ack, wnd := sk.visible(w.Now())
 		sk.rcvWup, sk.wnd, sk.ackPending = ack, wnd, false
 		t.Stats.Responses++
+		sk.ackSent()
 		t.peer.Data(w.Now(), sk.flow, ack, t.cfg.RespSize)
 		sent = true
 	}
@@ -382,6 +437,7 @@ func (sk *TCPSocket) cleanupRbuf(w *sim.Work, copied int) {
 	w.Add(t.fnAck, t.cAck)
 	sk.rcvWup, sk.wnd = ack, wnd
 	sk.ackPending = sk.rcvNxt != ack // data queued ahead of the reader's clock stays unacknowledged
+	sk.ackSent()
 	t.peer.Ack(w.Now(), sk.flow, ack, wnd, -1)
 }
 

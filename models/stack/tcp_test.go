@@ -73,7 +73,8 @@ func (b *tcpBed) softirq(skbs ...pkt.Packet) *sim.Time {
 
 const fullWnd = 212992 / (2048 + 256) * mss // 92 segments of truesize 2304
 
-// TestTCPRcvAcks: tcp_v4_rcv per skb + per segment, an immediate ACK once
+// TestTCPRcvAcks (quick-ACK mode off: the delayed-ACK rules alone):
+// tcp_v4_rcv per skb + per segment, an immediate ACK once
 // more than one full segment is unacknowledged (one per super-skb), a
 // duplicate ACK carrying the sender's round for an out-of-order segment,
 // and drops when the receive buffer is full.
@@ -112,7 +113,7 @@ func TestTCPRcvAcks(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			b := newTCPBed(stack.TCPConfig{Rcvbuf: c.rcvbuf, MSS: mss})
+			b := newTCPBed(stack.TCPConfig{Rcvbuf: c.rcvbuf, MSS: mss, MaxQuickAcks: -1})
 			cost := b.softirq(c.skbs...)
 			b.h.Eng.Run(1) // the softirq step only: the reader wakes at its clock
 			if want := sim.Time(c.cost + 0.5); *cost != want {
@@ -138,7 +139,7 @@ func TestTCPRcvAcks(t *testing.T) {
 // was queued by its clock (recvmsg per call + per skb + per byte), frees
 // the receive space, and tcp_cleanup_rbuf sends the pending ACK.
 func TestTCPReaderAndWindow(t *testing.T) {
-	b := newTCPBed(stack.TCPConfig{Rcvbuf: 212992, MSS: mss})
+	b := newTCPBed(stack.TCPConfig{Rcvbuf: 212992, MSS: mss, MaxQuickAcks: -1})
 	b.softirq(seg(0, 1, 0))
 	b.h.Run(sim.Millisecond)
 	// 430 + 60 + 0.1 x 1448 = 634.8 -> 635 for the read, then the ACK
@@ -195,7 +196,7 @@ func TestTCPBacklog(t *testing.T) {
 	h := modeltest.New(modeltest.Config{CPUs: 1})
 	p := &peer{}
 	st := stack.New(costs, h.Funcs, h.Softnet, &h.Led, nil)
-	tcp := stack.NewTCP(st, stack.TCPConfig{Rcvbuf: 1 << 20, MSS: mss}, tcpCosts, h.Funcs, p, h.Eng)
+	tcp := stack.NewTCP(st, stack.TCPConfig{Rcvbuf: 1 << 20, MSS: mss, MaxQuickAcks: -1}, tcpCosts, h.Funcs, p, h.Eng)
 	tcp.Listen(0, h.CPUs[0])
 	var second sim.Time
 	deliver := func(from, n int, cost *sim.Time) {
@@ -230,4 +231,38 @@ func TestTCPBacklog(t *testing.T) {
 		t.Errorf("tcp_v4_do_rcv charged %d ns, want %d (40 in softirq, 2 by the reader)", got, want)
 	}
 	modeltest.Conservation(t, &h.Led, tcp)
+}
+
+// TestTCPQuickAck: the first data puts the socket in quick-ACK mode
+// (tcp_incr_quickack: min(window / 2 MSS, TCP_MAX_QUICKACKS) = 16 here), so
+// the first 16 segments are each ACKed at once; then an ACK every second
+// segment. An out-of-order segment re-enters quick-ACK mode. A
+// request/response socket (pingpong) never quick-ACKs.
+func TestTCPQuickAck(t *testing.T) {
+	b := newTCPBed(stack.TCPConfig{Rcvbuf: 1 << 20, MSS: mss})
+	var skbs []pkt.Packet
+	for i := 0; i < 40; i++ {
+		skbs = append(skbs, seg(uint32(i*mss), 1, 0))
+	}
+	b.softirq(skbs...)
+	b.h.Eng.Run(1)
+	// 16 quick ACKs, then every second of the remaining 24 segments.
+	if got, q := b.tcp.Stats.AcksSoftirq, b.tcp.Stats.QuickAcks; q != 16 || got != 16+12 {
+		t.Errorf("%d ACKs, %d quick, want 28 and 16", got, q)
+	}
+	// Out of order: a dup ACK, then quick ACKs again for in-order data.
+	b.softirq(seg(41*mss, 1, 1))
+	b.softirq(seg(40*mss, 1, 0), seg(41*mss, 1, 0), seg(42*mss, 1, 0))
+	b.h.Eng.Run(sim.Millisecond)
+	if q := b.tcp.Stats.QuickAcks; q != 16+3 {
+		t.Errorf("%d quick ACKs after the hole, want 19 (every segment again)", q)
+	}
+	modeltest.Conservation(t, &b.h.Led, b.tcp)
+
+	rr := newTCPBed(stack.TCPConfig{Rcvbuf: 1 << 20, MSS: mss, ReqSize: 1 << 20, RespSize: 1})
+	rr.softirq(seg(0, 1, 0))
+	rr.h.Eng.Run(1)
+	if rr.tcp.Stats.QuickAcks != 0 {
+		t.Errorf("request/response socket sent %d quick ACKs, want none (pingpong)", rr.tcp.Stats.QuickAcks)
+	}
 }
