@@ -430,6 +430,28 @@ func (c *CPU) resume(cl Class, now Time) {
 	c.eng.Schedule(s.endAt, c, c.gen)
 }
 
+// entryCharges adds to the step about to run what it pays on entry: work
+// owed to its class (Owe), and for a thread the context switch from another
+// thread and the idle exit.
+func (c *CPU) entryCharges(cl Class, t *Thread) {
+	for _, o := range c.debt[cl] {
+		c.work.Add(o.fn, o.d)
+	}
+	c.debt[cl] = c.debt[cl][:0]
+	if cl != ThreadClass {
+		return
+	}
+	if c.lastThread != nil && c.lastThread != t {
+		c.Switches++
+		c.work.Add(c.switchFn, c.switchCost)
+	}
+	c.lastThread = t
+	if t.idleWoken {
+		t.idleWoken = false
+		c.work.Add(c.idleFn, c.idleCost)
+	}
+}
+
 func (c *CPU) start(cl Class, now Time) {
 	s := &c.slots[cl]
 	var label int
@@ -459,21 +481,7 @@ func (c *CPU) start(cl Class, now Time) {
 	}
 	c.work.reset(now)
 	c.work.class = cl
-	for _, o := range c.debt[cl] {
-		c.work.Add(o.fn, o.d)
-	}
-	c.debt[cl] = c.debt[cl][:0]
-	if cl == ThreadClass {
-		if c.lastThread != nil && c.lastThread != s.thread {
-			c.Switches++
-			c.work.Add(c.switchFn, c.switchCost)
-		}
-		c.lastThread = s.thread
-	}
-	if cl == ThreadClass && s.thread.idleWoken {
-		s.thread.idleWoken = false
-		c.work.Add(c.idleFn, c.idleCost)
-	}
+	c.entryCharges(cl, s.thread)
 	c.inTask = true
 	s.task.Run(now, &c.work)
 	c.inTask = false
