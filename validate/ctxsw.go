@@ -99,21 +99,27 @@ func pingPong(cpu, n int) (float64, error) {
 		return 0, err
 	}
 	defer runtime.UnlockOSThread()
+	per, err := writeRead(a[1], b[0], n)
+	if eerr := <-errc; err == nil {
+		err = eerr
+	}
+	return per, err
+}
+
+// writeRead writes a byte to wfd and reads one from rfd n times and
+// returns the mean time (ns) of one write and read.
+func writeRead(wfd, rfd, n int) (float64, error) {
 	buf := make([]byte, 1)
 	t0 := time.Now()
 	for i := 0; i < n; i++ {
-		if _, err := unix.Write(a[1], buf); err != nil {
+		if _, err := unix.Write(wfd, buf); err != nil {
 			return 0, err
 		}
-		if _, err := unix.Read(b[0], buf); err != nil {
+		if _, err := unix.Read(rfd, buf); err != nil {
 			return 0, err
 		}
 	}
-	d := time.Since(t0)
-	if err := <-errc; err != nil {
-		return 0, err
-	}
-	return float64(d.Nanoseconds()) / float64(n), nil
+	return float64(time.Since(t0).Nanoseconds()) / float64(n), nil
 }
 
 // selfPipe returns the mean cost (ns) of a pipe write and read in one
@@ -129,17 +135,7 @@ func selfPipe(cpu, n int) (float64, error) {
 		return 0, err
 	}
 	defer runtime.UnlockOSThread()
-	buf := make([]byte, 1)
-	t0 := time.Now()
-	for i := 0; i < n; i++ {
-		if _, err := unix.Write(a[1], buf); err != nil {
-			return 0, err
-		}
-		if _, err := unix.Read(a[0], buf); err != nil {
-			return 0, err
-		}
-	}
-	return float64(time.Since(t0).Nanoseconds()) / float64(n), nil
+	return writeRead(a[1], a[0], n)
 }
 
 // WriteContextSwitch prints a measurement.
