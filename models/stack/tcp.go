@@ -167,10 +167,8 @@ type TCP struct {
 	peer  TCPPeer
 	eng   *sim.Engine
 	socks []*TCPSocket
-	// backlogSegs counts the wire segments on all sockets' backlogs.
-	backlogSegs int
-	first       uint32
-	byID        map[uint32]*TCPSocket // only for flows outside [first, first+len)
+	first uint32
+	byID  map[uint32]*TCPSocket // only for flows outside [first, first+len)
 
 	fnRcv, fnAck, fnRecv, fnCopy, fnSend, fnWake sim.FuncID
 	fnDoRcv, fnBacklog                           sim.FuncID
@@ -260,7 +258,6 @@ func (t *TCP) Rcv(w *sim.Work, cpu int, p pkt.Packet) {
 		w.Add(t.fnBacklog, t.cBacklog)
 		t.Stats.Backlogged++
 		sk.backlog = append(sk.backlog, p)
-		t.backlogSegs += segs
 		return
 	}
 	t.doRcv(w, sk, t.st.cpu(cpu), p)
@@ -284,7 +281,15 @@ func (t *TCP) sendAck(w *sim.Work, sk *TCPSocket, sack int64) {
 
 // Queued implements pkt.Queuer: a TCP socket's receive queue was
 // delivered at enqueue; what waits on a socket's backlog is still queued.
-func (t *TCP) Queued() int { return t.backlogSegs }
+func (t *TCP) Queued() int {
+	n := 0
+	for _, sk := range t.socks {
+		for _, p := range sk.backlog {
+			n += p.WireSegs()
+		}
+	}
+	return n
+}
 
 // SocketBytes returns the payload bytes queued in all sockets.
 func (t *TCP) SocketBytes() uint64 {

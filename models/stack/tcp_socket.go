@@ -139,8 +139,7 @@ func (sk *TCPSocket) rcv(w *sim.Work, cpu *sim.CPU, p pkt.Packet) {
 		sk.stepAt, sk.rmemStep = w.Start(), sk.rmem
 	}
 	sk.eventDataRecv(w.Now())
-	sk.enqueue(w.Now(), p, truesize)
-	sk.q[(sk.head+sk.n-1)%len(sk.q)].cpu, sk.q[(sk.head+sk.n-1)%len(sk.q)].class = cpu, w.Class()
+	sk.enqueue(w.Now(), p, truesize, cpu, w.Class())
 	t.Stats.Skbs++
 	t.Stats.Segs += uint64(segs)
 	t.Stats.Bytes += uint64(p.Payload)
@@ -159,7 +158,9 @@ func (sk *TCPSocket) drop(w *sim.Work, p pkt.Packet) {
 	t.sendAck(w, sk, int64(p.Txn))
 }
 
-func (sk *TCPSocket) enqueue(at sim.Time, p pkt.Packet, truesize int) {
+// enqueue queues p at the step clock at; cpu and cl are the CPU and class
+// of that step.
+func (sk *TCPSocket) enqueue(at sim.Time, p pkt.Packet, truesize int, cpu *sim.CPU, cl sim.Class) {
 	if sk.n == len(sk.q) {
 		nq := make([]tcpSkb, 2*len(sk.q))
 		for i := 0; i < sk.n; i++ {
@@ -169,7 +170,8 @@ func (sk *TCPSocket) enqueue(at sim.Time, p pkt.Packet, truesize int) {
 	}
 	i := (sk.head + sk.n) % len(sk.q)
 	sk.rcvNxt += uint32(p.Payload)
-	sk.q[i] = tcpSkb{at: at, end: sk.rcvNxt, bytes: p.Payload, segs: int32(p.WireSegs()), truesize: int32(truesize), queue: p.Queue}
+	sk.q[i] = tcpSkb{at: at, end: sk.rcvNxt, bytes: p.Payload, segs: int32(p.WireSegs()), truesize: int32(truesize),
+		queue: p.Queue, cpu: cpu, class: cl}
 	sk.n++
 	sk.rmem += truesize
 	sk.bytes += int(p.Payload)
@@ -450,7 +452,6 @@ func (sk *TCPSocket) releaseBacklog(w *sim.Work) {
 	t := sk.t
 	cpu := sk.app.th.CPU()
 	for _, p := range sk.backlog {
-		t.backlogSegs -= p.WireSegs()
 		t.doRcv(w, sk, cpu, p)
 	}
 	sk.backlog = sk.backlog[:0]
