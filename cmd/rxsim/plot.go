@@ -416,8 +416,9 @@ func compareTitle(d *compareDoc) string {
 func latencyCDF(title string, rep *sweep.Report) (plots.Chart, error) {
 	var ss []plots.CDFSeries
 	lo, hi := math.Inf(1), 0.0
+	lat := rep.PointLatencies()
 	for i, p := range rep.Points {
-		h := rep.PointLatency(i)
+		h := lat[i]
 		if h == nil || len(h.UpperUS) == 0 {
 			continue
 		}

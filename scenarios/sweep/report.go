@@ -240,18 +240,16 @@ func dirOf(path string) string {
 	return "."
 }
 
-// PointLatency merges the latency histograms of point i's replications
-// (nil when its runs measured no latency).
-func (r *Report) PointLatency(i int) *host.LatencyHist {
+// PointLatencies merges, for each point, the latency histograms of its
+// replications (nil for a point whose runs measured no latency).
+func (r *Report) PointLatencies() []*host.LatencyHist {
 	runs := map[runKey]*host.LatencyHist{}
 	for _, x := range r.Runs {
 		runs[x.key()] = x.Latency
 	}
-	var h *host.LatencyHist
+	out := make([]*host.LatencyHist, len(r.Configs))
 	for _, j := range r.Plan.Jobs() {
-		if j.Point == i {
-			h = h.Merge(runs[runKey{r.Configs[i], j.Seed}])
-		}
+		out[j.Point] = out[j.Point].Merge(runs[runKey{r.Configs[j.Point], j.Seed}])
 	}
-	return h
+	return out
 }
