@@ -134,6 +134,34 @@ func (p *Profile) Must(fn string) Cost {
 	return c
 }
 
+// delayCosts are profile items that are delays outside the CPU (a VM's
+// wake-up latency), not work: they do not change with the clock.
+var delayCosts = map[string]bool{"idle_wake_latency": true}
+
+// AtClock returns a copy of the profile with its CPU run at ghz instead of
+// its own clock: every cost is taken as a cycle count and scales by
+// GHz/ghz. It is a first-order what-if (the memory-bound share of a cost
+// does not scale with the clock in reality); delays are kept as they are.
+func (p *Profile) AtClock(ghz float64) (*Profile, error) {
+	if p.GHz <= 0 {
+		return nil, fmt.Errorf("hw: cost profile %s has no ghz, so it cannot be run at %g GHz", p.CostName, ghz)
+	}
+	if !(ghz > 0) {
+		return nil, fmt.Errorf("hw: clock %g GHz, expected a positive value", ghz)
+	}
+	q := *p
+	q.GHz = ghz
+	f := p.GHz / ghz
+	q.Costs = make(map[string]Cost, len(p.Costs))
+	for name, c := range p.Costs {
+		if !delayCosts[name] {
+			c.Call, c.Pkt, c.Byte = c.Call*f, c.Pkt*f, c.Byte*f
+		}
+		q.Costs[name] = c
+	}
+	return &q, nil
+}
+
 // CostNames returns the profile's cost names, sorted.
 func (p *Profile) CostNames() []string {
 	names := make([]string, 0, len(p.Costs))

@@ -82,3 +82,40 @@ func FuzzParseCosts(f *testing.F) {
 		}
 	})
 }
+
+// TestAtClock: a profile run at another clock scales every cost as a cycle
+// count, keeps delays, and refuses a profile without a clock.
+func TestAtClock(t *testing.T) {
+	p, err := Load("ixgbe", "fc-epyc-2vcpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := p.AtClock(p.GHz / 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.GHz != p.GHz/2 {
+		t.Errorf("GHz %g, want %g", q.GHz, p.GHz/2)
+	}
+	// p itself is unchanged: each cost of q is compared with p's
+	for _, name := range p.CostNames() {
+		c, d := p.Costs[name], q.Costs[name]
+		f := 2.0
+		if name == "idle_wake_latency" {
+			f = 1 // a delay outside the CPU
+		}
+		if d.Call != f*c.Call || d.Pkt != f*c.Pkt || d.Byte != f*c.Byte {
+			t.Errorf("%s at half the clock: %+v, want %g x %+v", name, d, f, c)
+		}
+		if d.Origin != c.Origin || d.Source != c.Source {
+			t.Errorf("%s: origin and source changed", name)
+		}
+	}
+	if p.Costs["ip_rcv"] == q.Costs["ip_rcv"] {
+		t.Errorf("AtClock changed nothing")
+	}
+	p.GHz = 0
+	if _, err := p.AtClock(2); err == nil || !strings.Contains(err.Error(), "has no ghz") {
+		t.Errorf("profile without ghz: %v, want an error naming it", err)
+	}
+}

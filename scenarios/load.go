@@ -297,6 +297,7 @@ func applyDefaults(s *Spec, md toml.MetaData) error {
 		s.NIC.MaxPPS = p.NIC.MaxPPS.V
 	}
 	s.ringMax = int(p.NIC.RingMax.V)
+	s.profGHz = p.GHz
 	// Out-of-range cpus and queues are reported by validate; do not divide
 	// by zero or build a huge list for them here.
 	if len(s.NIC.IRQAffinity) == 0 && s.CPUs > 0 && s.NIC.Queues <= maxQueues {

@@ -126,6 +126,10 @@ func TestParseErrors(t *testing.T) {
 			"scenario x.toml:4: nic.ring_size: 512 out of range, expected 64..256 (ring_max of hw profile veth)"},
 		{"unknown cost profile", "hw = \"i40e\"\ncosts = \"nope\"\n",
 			`scenario x.toml:2: costs: hw: no cost profile "nope" (have ` + strings.Join(hw.CostProfiles(), ", ") + ")"},
+		{"clock out of range", "cpu_ghz = 0.1\n",
+			"scenario x.toml:1: cpu_ghz: 0.1 out of range, expected 0 (the cost profile's clock) or 0.5..10"},
+		{"clock NaN", "cpu_ghz = nan\n",
+			"scenario x.toml:1: cpu_ghz: NaN out of range, expected 0 (the cost profile's clock) or 0.5..10"},
 		{"sweep value", "[sweep]\n\"nic.ring_size\" = 1\n",
 			`scenario x.toml:1: sweep."nic.ring_size": wrong type: TOML value is an integer, expected an array`},
 	}

@@ -12,6 +12,9 @@ type Spec struct {
 	// cost profile other than the NIC profile's default.
 	HW    string `toml:"hw"`
 	Costs string `toml:"costs"`
+	// CPUGHz runs the cost profile's CPU at this clock (0 = the profile's
+	// own ghz): costs count as cycles and scale by ghz/cpu_ghz.
+	CPUGHz float64 `toml:"cpu_ghz"`
 	// CPUs is the number of simulated CPUs.
 	CPUs int `toml:"cpus"`
 	// Duration is the measured interval; Warmup runs first and is discarded.
@@ -36,6 +39,8 @@ type Spec struct {
 	// ringMax is the hw profile's ring_max, set with the defaults and used
 	// by validate (0: not loaded, the largest of any profile applies).
 	ringMax int
+	// profGHz is the cost profile's clock (for cpu_ghz).
+	profGHz float64
 }
 
 // Duration is a time.Duration that decodes from "250us"-style strings.

@@ -69,6 +69,15 @@ func (s *Spec) validate() error {
 	checks := []func() error{
 		func() error { return rangeInt("cpus", s.CPUs, 1, 256) },
 		func() error {
+			if s.CPUGHz != 0 && !(s.CPUGHz >= 0.5 && s.CPUGHz <= 10) {
+				return ferr("cpu_ghz", "%g out of range, expected 0 (the cost profile's clock) or 0.5..10", s.CPUGHz)
+			}
+			if s.CPUGHz != 0 && s.profGHz <= 0 {
+				return ferr("cpu_ghz", "cost profile %s states no ghz to scale from", s.Costs)
+			}
+			return nil
+		},
+		func() error {
 			if s.Duration.Duration <= 0 || s.Duration.Duration > time.Hour {
 				return ferr("duration", "%s out of range, expected > 0 and <= 1h", s.Duration.Duration)
 			}

@@ -66,6 +66,13 @@ func Build(spec *scenarios.Spec, seed uint64, layers ...Builder) (*Host, error) 
 // BuildWith is Build with the hw profile given (calibrate runs the same
 // scenario with trial costs).
 func BuildWith(spec *scenarios.Spec, prof *hw.Profile, seed uint64, layers ...Builder) (*Host, error) {
+	if spec.CPUGHz > 0 {
+		p, err := prof.AtClock(spec.CPUGHz)
+		if err != nil {
+			return nil, fmt.Errorf("cpu_ghz: %w", err)
+		}
+		prof = p
+	}
 	h := &Host{Spec: spec, Profile: prof, Eng: sim.NewEngine(1024), Streams: sim.NewStreams(seed), Funcs: sim.NewFuncs()}
 	h.Acct = sim.NewAccount(spec.CPUs)
 	h.Acct.From = sim.Time(spec.Warmup.Nanoseconds())
@@ -103,6 +110,12 @@ func (h *Host) buildCPUs() {
 		if d := h.costOr("context_switch", 0); d > 0 {
 			c.SetSwitchCost(sim.Time(d), h.Funcs.ID("context_switch"))
 		}
+		// a thread woken on an idle CPU leaves the idle task first (and,
+		// in a VM, waits for the host to run the halted vCPU again)
+		if d := h.costOr("idle_wake_cost", 0); d > 0 {
+			c.SetIdleWakeCost(sim.Time(d), h.Funcs.ID("idle_exit"))
+		}
+		c.SetIdleWakeLatency(sim.Time(h.costOr("idle_wake_latency", 0)))
 		h.CPUs = append(h.CPUs, c)
 		sn := napi.NewSoftnet(napi.SoftnetConfig{
 			Budget: s.NAPI.Budget, BudgetUsecs: s.NAPI.BudgetUsecs, HZ: s.Kernel.HZ,

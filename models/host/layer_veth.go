@@ -35,13 +35,6 @@ func VethLayer(h *Host) error {
 	if err != nil {
 		return err
 	}
-	// the validation machine is a VM: a thread woken on an idle vCPU runs
-	// only after the host has scheduled that vCPU again, and pays for
-	// leaving the idle loop
-	for _, c := range h.CPUs {
-		c.SetIdleWakeLatency(sim.Time(h.Cost("idle_wake_latency").Call))
-		c.SetIdleWakeCost(sim.Time(h.Cost("idle_wake_cost").Call), h.Funcs.ID("idle_exit"))
-	}
 	gcpu := s.Traffic.GenCPU
 	rxcpu := gcpu
 	if s.NAPI.Threaded && len(s.NAPI.ThreadCPUs) > 0 {
