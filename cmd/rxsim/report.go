@@ -27,6 +27,9 @@ func colF(v float64, unit string) string { return fmt.Sprintf("%10.2f %-13s", v,
 func writeText(w io.Writer, s *scenarios.Spec, r *host.Result) error {
 	fmt.Fprintf(w, "rxsim run %s (seed %d, %.3fs simulated after %s warm-up; %s)\n",
 		r.Scenario, r.Seed, r.SimSeconds, s.Warmup.Duration, s.Description)
+	if s.CPUGHz > 0 {
+		fmt.Fprintf(w, "costs: the cost profile's CPU at %g GHz (cpu_ghz; costs scaled as cycles)\n", s.CPUGHz)
+	}
 	errs := r.Drops["xdp_aborted"]
 	drops := 0.0
 	for k, v := range r.Drops {
