@@ -68,7 +68,8 @@ func (x *TCPExt) Report(r *Result, secs float64) {
 	r.AcksPerSec = &acks
 	tr := &TCPResult{Kind: x.h.Spec.Traffic.Kind,
 		SegmentsPerSec: rate(t.Segs, o.Segs), SkbsPerSec: rate(t.Skbs, o.Skbs),
-		AcksSoftirq: rate(t.AcksSoftirq, o.AcksSoftirq), AcksApp: rate(t.AcksApp, o.AcksApp),
+		AcksSoftirq: rate(t.AcksSoftirq, o.AcksSoftirq), AcksBacklog: rate(t.AcksBacklog, o.AcksBacklog),
+		AcksApp:    rate(t.AcksApp, o.AcksApp),
 		AcksDelack: rate(t.AcksDelack, o.AcksDelack), DupAcks: rate(t.DupAcks, o.DupAcks),
 		ReadsPerSec: rate(t.Reads, o.Reads), WakeupsPerSec: rate(t.Wakeups, o.Wakeups),
 		BackloggedPerSec: rate(t.Backlogged, o.Backlogged),

@@ -68,6 +68,7 @@ type TCPResult struct {
 	SegsPerSkb float64 `json:"segs_per_skb"`
 	// Acks by where they were sent from.
 	AcksSoftirq   float64 `json:"acks_softirq_per_sec"`
+	AcksBacklog   float64 `json:"acks_backlog_per_sec"`
 	AcksApp       float64 `json:"acks_app_per_sec"`
 	AcksDelack    float64 `json:"acks_delack_per_sec"`
 	DupAcks       float64 `json:"dup_acks_per_sec"`

@@ -144,7 +144,8 @@ type TCPStats struct {
 	OfoDrops          uint64 // segments dropped out of order
 	RcvbufDrops       uint64 // segments dropped for receive space
 	NoSocket          uint64 // segments for no socket
-	AcksSoftirq       uint64 // ACKs sent from tcp_v4_rcv
+	AcksSoftirq       uint64 // ACKs sent from tcp_v4_rcv where the skb arrived (softirq, cpumap kthread, NAPI thread)
+	AcksBacklog       uint64 // ACKs sent from tcp_v4_do_rcv of the socket backlog, by the reader in release_sock
 	QuickAcks         uint64 // of those, sent because of quick-ACK mode
 	AcksApp           uint64 // ACKs sent from tcp_cleanup_rbuf (window updates)
 	AcksDelack        uint64 // ACKs sent by the delayed-ACK timer
@@ -157,7 +158,9 @@ type TCPStats struct {
 }
 
 // Acks returns all ACK-only frames sent.
-func (s *TCPStats) Acks() uint64 { return s.AcksSoftirq + s.AcksApp + s.AcksDelack + s.DupAcks }
+func (s *TCPStats) Acks() uint64 {
+	return s.AcksSoftirq + s.AcksBacklog + s.AcksApp + s.AcksDelack + s.DupAcks
+}
 
 // TCP is tcp_v4_rcv with the host's established sockets (one per flow).
 type TCP struct {

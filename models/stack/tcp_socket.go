@@ -66,7 +66,9 @@ type TCPSocket struct {
 	// which the user owns the socket (lock_sock in tcp_recvmsg); backlog
 	// holds the skbs that arrived meanwhile (sk_backlog).
 	ownedFrom, ownedUntil sim.Time
-	backlog               []pkt.Packet
+	// inBacklog is set while the reader runs the backlog (release_sock).
+	inBacklog bool
+	backlog   []pkt.Packet
 }
 
 func newTCPSocket(t *TCP, flow uint32) *TCPSocket {
@@ -186,13 +188,17 @@ func (sk *TCPSocket) enqueue(at sim.Time, p pkt.Packet, truesize int, cpu *sim.C
 // up has emptied it; one that falls behind has not).
 func (sk *TCPSocket) ackSndCheck(w *sim.Work) {
 	t := sk.t
+	rcvAcks := &t.Stats.AcksSoftirq
+	if sk.inBacklog {
+		rcvAcks = &t.Stats.AcksBacklog
+	}
 	if sk.rcvNxt-sk.rcvWup > uint32(t.cfg.MSS) && sk.windowAt(sk.rmemStep) >= sk.wnd {
-		t.Stats.AcksSoftirq++
+		*rcvAcks++
 		t.sendAck(w, sk, -1)
 		return
 	}
 	if sk.inQuickack() {
-		t.Stats.AcksSoftirq++
+		*rcvAcks++
 		t.Stats.QuickAcks++
 		t.sendAck(w, sk, -1)
 		return
@@ -451,9 +457,11 @@ func (sk *TCPSocket) releaseBacklog(w *sim.Work) {
 	}
 	t := sk.t
 	cpu := sk.app.th.CPU()
+	sk.inBacklog = true
 	for _, p := range sk.backlog {
 		t.doRcv(w, sk, cpu, p)
 	}
+	sk.inBacklog = false
 	sk.backlog = sk.backlog[:0]
 }
 
