@@ -8,10 +8,12 @@ const (
 
 // Account is CPU time accounting for one host: busy time per CPU per label
 // (hardirq, softirq, and one label per kind of thread), and per CPU per
-// function. Only work that starts at or after From is counted.
+// function. Only the part of a step inside [From, To) is counted (To 0: no
+// end): a step that straddles an edge is counted pro rata, so busy time
+// never exceeds the interval.
 type Account struct {
-	From   Time
-	labels []string
+	From, To Time
+	labels   []string
 	// Busy[cpu][label] in ns.
 	Busy [][]Time
 	// ByFunc[cpu][func] in ns.
@@ -39,24 +41,41 @@ func (a *Account) label(name string) int {
 	return len(a.labels) - 1
 }
 
+// charge counts the step w that runs from now for w.total.
 func (a *Account) charge(cpu, label int, w *Work, now Time) {
-	if now < a.From {
+	in := a.inside(now, w.total)
+	if in <= 0 {
 		return
+	}
+	part := func(d Time) Time {
+		if in == w.total {
+			return d
+		}
+		return Time(int64(d) * int64(in) / int64(w.total))
 	}
 	b := a.Busy[cpu]
 	for len(b) <= label {
 		b = append(b, 0)
 	}
-	b[label] += w.total
+	b[label] += in
 	a.Busy[cpu] = b
 	f := a.ByFunc[cpu]
 	for _, id := range w.touched {
 		for int(id) >= len(f) {
 			f = append(f, 0)
 		}
-		f[id] += w.costs[id]
+		f[id] += part(w.costs[id])
 	}
 	a.ByFunc[cpu] = f
+}
+
+// inside returns how much of [now, now+d) lies in [From, To).
+func (a *Account) inside(now, d Time) Time {
+	start, end := max(now, a.From), now+d
+	if a.To > 0 {
+		end = min(end, a.To)
+	}
+	return max(end-start, 0)
 }
 
 // BusyOf returns the busy time of cpu under label.

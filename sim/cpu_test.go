@@ -669,3 +669,33 @@ func TestSwitchCost(t *testing.T) {
 		t.Errorf("a lone thread switched %d times", r2.cpu.Switches)
 	}
 }
+
+// TestAccountInterval: a step that straddles From or To is counted only for
+// its part inside the interval, per label and per function.
+func TestAccountInterval(t *testing.T) {
+	a := NewAccount(1)
+	a.From, a.To = 100, 200
+	f := NewFuncs()
+	fa, fb := f.ID("a"), f.ID("b")
+	step := func(now Time, da, db Time) {
+		var w Work
+		w.reset(now)
+		w.Add(fa, da)
+		w.Add(fb, db)
+		a.charge(0, labelSoftIRQ, &w, now)
+	}
+	step(50, 40, 40)  // 50..130: 30 of 80 inside
+	step(150, 10, 10) // inside
+	step(190, 20, 0)  // 190..210: 10 of 20 inside
+	step(200, 5, 5)   // after To
+	step(10, 20, 20)  // before From
+	if got := a.Busy[0][labelSoftIRQ]; got != 30+20+10 {
+		t.Errorf("busy %d, want 60", got)
+	}
+	if got, want := a.ByFunc[0][fa], Time(15+10+10); got != want {
+		t.Errorf("func a %d, want %d", got, want)
+	}
+	if got, want := a.ByFunc[0][fb], Time(15+10); got != want {
+		t.Errorf("func b %d, want %d", got, want)
+	}
+}

@@ -76,6 +76,7 @@ func BuildWith(spec *scenarios.Spec, prof *hw.Profile, seed uint64, layers ...Bu
 	h := &Host{Spec: spec, Profile: prof, Eng: sim.NewEngine(1024), Streams: sim.NewStreams(seed), Funcs: sim.NewFuncs()}
 	h.Acct = sim.NewAccount(spec.CPUs)
 	h.Acct.From = sim.Time(spec.Warmup.Nanoseconds())
+	h.Acct.To = h.Acct.From + sim.Time(spec.Duration.Nanoseconds())
 	h.buildCPUs()
 	if err := h.buildTraffic(); err != nil {
 		return nil, err
