@@ -86,6 +86,7 @@ type slot struct {
 	endAt     Time // valid while running
 	active    bool
 	frozen    bool
+	yielded   bool // the step suspended in the middle (Work.Yield)
 }
 
 // CPU is one simulated CPU.
@@ -133,6 +134,10 @@ type CPU struct {
 	lastThread *Thread
 	// Switches counts context switches between threads.
 	Switches uint64
+	// yieldOn enables Work.Yield; steppers run the softirq and thread
+	// steps on coroutines then (yield.go).
+	yieldOn  bool
+	steppers [numClasses]*stepper
 }
 
 // owed is one charge of Owe.
@@ -351,10 +356,17 @@ func (c *CPU) Fire(now Time, gen int64) {
 		s.task.Done(now)
 	case SoftIRQ:
 		c.softRun = false
+		if s.yielded {
+			c.softPend = true // the rest of the step runs next
+			break
+		}
 		more := s.task.Done(now)
 		c.softPend = more || c.softHit
 		c.softHit = false
 	case ThreadClass:
+		if s.yielded {
+			break // the thread keeps the CPU for the rest of its step
+		}
 		t := s.thread
 		if !t.task.Done(now) {
 			t.runnable = false
@@ -466,7 +478,9 @@ func (c *CPU) start(cl Class, now Time) {
 		s.task = c.soft
 		s.thread = nil
 		c.softRun = true
-		c.softHit = false
+		if !c.resuming(SoftIRQ) {
+			c.softHit = false
+		}
 		label = labelSoftIRQ
 	case ThreadClass:
 		if c.current == nil {
@@ -483,7 +497,7 @@ func (c *CPU) start(cl Class, now Time) {
 	c.work.class = cl
 	c.entryCharges(cl, s.thread)
 	c.inTask = true
-	s.task.Run(now, &c.work)
+	s.yielded = c.runStep(cl, s.task, now)
 	c.inTask = false
 	if c.noise != nil && c.work.total > 0 {
 		c.work.scaleEach(c.noise, c.rng)

@@ -47,6 +47,14 @@ func (e *Engine) Now() Time { return e.now }
 // Fired returns the number of events delivered so far.
 func (e *Engine) Fired() uint64 { return e.fired }
 
+// NextAt returns the time of the earliest pending event (Never if none).
+func (e *Engine) NextAt() Time {
+	if len(e.heap) == 0 {
+		return Never
+	}
+	return e.heap[0].at
+}
+
 // Pending returns the number of events in the queue.
 func (e *Engine) Pending() int { return len(e.heap) }
 

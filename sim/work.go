@@ -41,6 +41,8 @@ type Work struct {
 	total   Time
 	costs   []Time
 	touched []FuncID
+	// yield suspends the step (set while it runs on a coroutine).
+	yield func()
 }
 
 func (w *Work) reset(start Time) {

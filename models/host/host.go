@@ -312,6 +312,11 @@ func (h *Host) Run() *Result {
 	for _, q := range h.Queues {
 		q.Ring.Advance(end)
 	}
+	// a step suspended at the end (sim.Work.Yield) delivers what it holds
+	for _, c := range h.CPUs {
+		c.Finish()
+		c.Close()
+	}
 	return h.result(end - warm)
 }
 

@@ -73,6 +73,11 @@ func TCPLayer(h *Host) error {
 		return err
 	}
 	x.collectGRO()
+	// every tcp_v4_rcv starts a CPU step (sim.Work.Yield), so that whether
+	// the reader owns the socket is judged at that time on any CPU
+	for _, c := range h.CPUs {
+		c.SetYield(true)
+	}
 	if err := x.buildTCP(); err != nil {
 		return err
 	}

@@ -57,10 +57,17 @@ const lineRate10G = 9.415 // Gbit/s at MSS 1448 (kernel-rx-path.md §1)
 func busy(r *Result, cpu int) float64 { return r.CPU[cpu].Busy }
 
 // TestTCPStreamGRO: GRO on reaches line rate with the receiver far from
-// CPU-bound and about one ACK per super-skb; GRO off at the same
-// throughput (reader on its own CPU) costs more CPU and sends an ACK every
-// two segments; GRO off with the reader on the RX CPU still fits; with a
-// costly XDP program in front it is CPU-bound below line rate.
+// CPU-bound and about one ACK per super-skb. GRO off, with netserver on its
+// own CPU, the softirq delivers faster than netserver reads, so netserver
+// holds the socket (lock_sock) when most skbs arrive: they go to the socket
+// backlog, coalesced there (tcp_add_backlog), and netserver runs
+// tcp_v4_do_rcv and sends the ACKs from release_sock ("trapped in
+// __release_sock", commit 4f693b55c3d2). With netserver on the RX CPU the
+// receive queue grows during each poll, __tcp_ack_snd_check sees a window
+// that would not grow, and the ACKs come one per read from tcp_cleanup_rbuf
+// (as on the validation machine). A receiver that is slow enough (the same
+// CPU at 0.7 GHz, or a 1200 ns XDP program in front of the stack with
+// netserver on the RX CPU) limits the stream below line rate.
 func TestTCPStreamGRO(t *testing.T) {
 	const d = `duration="40ms"`
 	cases := []struct {
@@ -82,61 +89,53 @@ func TestTCPStreamGRO(t *testing.T) {
 			}
 		}},
 		{"GRO off, reader on CPU 1", []string{d, "nic.gro=false"}, 0.999 * lineRate10G, 1.001 * lineRate10G, func(t *testing.T, r *Result) {
-			if math.Abs(r.TCP.SegsPerAck-2) > 0.1 {
-				t.Errorf("%.2f segs per ACK, want an ACK every 2 full segments", r.TCP.SegsPerAck)
+			tr := r.TCP
+			if tr.BackloggedPerSec < 0.8*tr.SkbsPerSec {
+				t.Errorf("%.0f of %.0f skbs/s to the socket backlog, want most", tr.BackloggedPerSec, tr.SkbsPerSec)
 			}
-			// The reader keeps up and sleeps between reads: nearly every
-			// read follows an sk_data_ready wake-up paid by the softirq.
-			if r.TCP.WakeupsPerSec < 0.8*r.TCP.ReadsPerSec {
-				t.Errorf("%.0f wake-ups/s for %.0f reads/s, want a wake-up before nearly every read", r.TCP.WakeupsPerSec, r.TCP.ReadsPerSec)
+			// one ACK per coalesced backlog skb, sent by netserver
+			if tr.SegsPerAck < 3 || tr.SegsPerAck > backlogMax {
+				t.Errorf("%.2f segs per ACK, want one per coalesced backlog skb (3..%d)", tr.SegsPerAck, backlogMax)
 			}
-			// each of those wake-ups finds CPU 1 idle: the reader leaves
-			// the idle task first (idle_wake_cost, 670 ns in the profile)
+			if tr.AcksBacklog < 0.5**r.AcksPerSec {
+				t.Errorf("%.0f of %.0f ACKs/s from the backlog, want most", tr.AcksBacklog, *r.AcksPerSec)
+			}
+			// netserver sleeps only when it has caught up; each wake-up
+			// finds CPU 1 idle and pays the idle exit (670 ns in the profile)
 			var exit int64
 			for _, f := range r.Funcs {
 				if f.CPU == 1 && f.Func == "idle_exit" {
 					exit = f.NS
 				}
 			}
-			if perWake := float64(exit) / r.SimSeconds / r.TCP.WakeupsPerSec; perWake < 600 || perWake > 671 {
+			if perWake := float64(exit) / r.SimSeconds / tr.WakeupsPerSec; perWake < 600 || perWake > 671 {
 				t.Errorf("idle exit %.0f ns per wake-up on the reader's CPU, want 670 for nearly every one", perWake)
 			}
 		}},
-		// With the measured TCP costs one GRO-off stream fits in the RX CPU
-		// of the 3.6 GHz profile (64% busy, 79% with the reader there too);
-		// a 400 ns XDP program in front of the stack, or the same CPU at
-		// 2 GHz, makes it the bottleneck.
 		{"GRO off, reader on the RX CPU", []string{d, "nic.gro=false", "app.cpus=[0]"}, 0.999 * lineRate10G, 1.001 * lineRate10G, func(t *testing.T, r *Result) {
-			if b := busy(r, 0); b < 0.6 || b > 0.95 {
+			if b := busy(r, 0); b < 0.3 || b > 0.9 {
 				t.Errorf("RX CPU %.1f%% busy, want busy but not CPU-bound", 100*b)
 			}
-		}},
-		{"GRO off, reader on the RX CPU, 400 ns XDP_PASS program", []string{d, "nic.gro=false", "app.cpus=[0]", `xdp.program="pass"`, "xdp.cost_ns=400"}, 0, 0.995 * lineRate10G, func(t *testing.T, r *Result) {
-			// The softirq preempts netserver while it holds the socket, so
-			// most skbs go to the backlog and netserver runs tcp_v4_do_rcv
-			// (and the ACKs) when it gets the CPU back; the CPU idles
-			// briefly while the sender waits for those ACKs.
-			if busy(r, 0) < 0.95 {
-				t.Errorf("RX CPU %.1f%% busy, want CPU-bound", 100*busy(r, 0))
-			}
-			if r.TCP.BackloggedPerSec < 0.3*r.TCP.SkbsPerSec {
-				t.Errorf("%.0f of %.0f skbs/s backlogged, want most", r.TCP.BackloggedPerSec, r.TCP.SkbsPerSec)
+			if r.TCP.AcksApp < 0.8**r.AcksPerSec || math.Abs(r.TCP.AcksApp-r.TCP.ReadsPerSec) > 0.05*r.TCP.ReadsPerSec {
+				t.Errorf("%.0f of %.0f ACKs/s from tcp_cleanup_rbuf for %.0f reads/s, want one per read", r.TCP.AcksApp, *r.AcksPerSec, r.TCP.ReadsPerSec)
 			}
 		}},
-		{"GRO on, reader on the RX CPU", []string{d, "app.cpus=[0]"}, 0.999 * lineRate10G, 1.001 * lineRate10G, nil},
-		// Every cost x1.8: the softirq needs more than the RX CPU has for
-		// an ACK every two segments, so the sender waits for the window.
-		{"GRO off, reader on CPU 1, CPU at 2 GHz", []string{d, "nic.gro=false", "cpu_ghz=2.0"}, 0, 0.98 * lineRate10G, func(t *testing.T, r *Result) {
+		{"GRO off, reader on the RX CPU, 1200 ns XDP_PASS program", []string{d, "nic.gro=false", "app.cpus=[0]", `xdp.program="pass"`, "xdp.cost_ns=1200"}, 0, 0.9 * lineRate10G, func(t *testing.T, r *Result) {
 			if busy(r, 0) < 0.99 {
 				t.Errorf("RX CPU %.1f%% busy, want CPU-bound", 100*busy(r, 0))
 			}
-			if busy(r, 1) > 0.9 {
-				t.Errorf("reader CPU %.1f%% busy, want the RX CPU to be the limit", 100*busy(r, 1))
+		}},
+		{"GRO on, reader on the RX CPU", []string{d, "app.cpus=[0]"}, 0.999 * lineRate10G, 1.001 * lineRate10G, nil},
+		// Every cost x5.1: both CPUs are saturated and the window holds
+		// the sender back; GRO on still fits.
+		{"GRO off, reader on CPU 1, CPU at 0.7 GHz", []string{d, "nic.gro=false", "cpu_ghz=0.7"}, 0, 0.9 * lineRate10G, func(t *testing.T, r *Result) {
+			if busy(r, 0) < 0.99 || busy(r, 1) < 0.99 {
+				t.Errorf("CPUs %.1f%% and %.1f%% busy, want both saturated", 100*busy(r, 0), 100*busy(r, 1))
 			}
 		}},
-		{"GRO on, reader on CPU 1, CPU at 2 GHz", []string{d, "cpu_ghz=2.0"}, 0.999 * lineRate10G, 1.001 * lineRate10G, func(t *testing.T, r *Result) {
-			if busy(r, 0) > 0.5 {
-				t.Errorf("RX CPU %.1f%% busy, want far from CPU-bound", 100*busy(r, 0))
+		{"GRO on, reader on CPU 1, CPU at 0.7 GHz", []string{d, "cpu_ghz=0.7"}, 0.999 * lineRate10G, 1.002 * lineRate10G, func(t *testing.T, r *Result) {
+			if busy(r, 0) > 0.9 {
+				t.Errorf("RX CPU %.1f%% busy, want below CPU-bound", 100*busy(r, 0))
 			}
 		}},
 	}
@@ -158,14 +157,18 @@ func TestTCPStreamGRO(t *testing.T) {
 	}
 	on, off := res["GRO on, reader on CPU 1"], res["GRO off, reader on CPU 1"]
 	if on != nil && off != nil {
-		if on.CPUTotalPercent >= off.CPUTotalPercent/2 {
-			t.Errorf("same throughput: CPU %.1f%% with GRO, %.1f%% without; want GRO to save more than half", on.CPUTotalPercent, off.CPUTotalPercent)
+		if on.CPUTotalPercent >= 0.7*off.CPUTotalPercent {
+			t.Errorf("same throughput: CPU %.1f%% with GRO, %.1f%% without; want GRO to save more than 30%%", on.CPUTotalPercent, off.CPUTotalPercent)
 		}
-		if *on.AcksPerSec >= *off.AcksPerSec/5 {
+		if *on.AcksPerSec >= *off.AcksPerSec/3 {
 			t.Errorf("ACKs/s %.0f with GRO, %.0f without; want far fewer with GRO", *on.AcksPerSec, *off.AcksPerSec)
 		}
 	}
 }
+
+// backlogMax is the most segments a coalesced backlog skb holds
+// (MAX_SKB_FRAGS + 1).
+const backlogMax = 18
 
 // TestGRONormalBatch: with GRO off every segment is a GRO_NORMAL skb, so the
 // gro_normal list is delivered every gro_normal_batch skbs (and at poll
@@ -270,34 +273,50 @@ func BenchmarkTCPStreamGRO(b *testing.B) {
 }
 
 // TestCpumapTCPStream: the delivery mode changes the figures through the
-// mechanisms: with GRO in the kthread (gro) or threaded NAPI (napi) the
-// remote CPU merges ~40 segments per skb and the 40G stream reaches line
-// rate; per-skb delivery (single, list, backlog) makes the remote CPU the
-// bottleneck, and the window throttles the sender without drops.
+// mechanisms. With GRO in the kthread (gro) or threaded NAPI (napi) the
+// remote CPU merges ~40 segments per skb, and netserver reads super-skbs.
+// With per-skb delivery (single, list, backlog) the remote CPU hands up an
+// skb per segment, faster than netserver reads: netserver holds the socket
+// when nearly every one arrives, so they are coalesced in the socket
+// backlog and netserver runs tcp_v4_do_rcv and the ACKs, and its CPU is
+// nearly saturated. The 40G stream reaches line rate in every mode; the
+// per-skb modes cost more CPU in all.
 func TestCpumapTCPStream(t *testing.T) {
 	const line40 = 4 * lineRate10G
+	total := map[string]float64{}
 	for _, c := range []struct {
-		mode       string
-		lineRate   bool
-		wantGROSeg bool
+		mode   string
+		merged bool
 	}{
-		{"single", false, false}, {"list", false, false}, {"gro", true, true}, {"napi", true, true}, {"backlog", false, false},
+		{"single", false}, {"list", false}, {"gro", true}, {"napi", true}, {"backlog", false},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			_, r := tcpRun(t, "cpumap-tcp-stream", `duration="20ms"`, "cpumap.delivery="+c.mode)
-			if at := r.GoodputGbps >= 0.999*line40; at != c.lineRate {
-				t.Errorf("goodput %.2f Gbit/s, line rate %v, want %v", r.GoodputGbps, at, c.lineRate)
+			total[c.mode] = r.CPUTotalPercent
+			if r.GoodputGbps < 0.99*line40 {
+				t.Errorf("goodput %.2f Gbit/s, want line rate %.2f", r.GoodputGbps, line40)
 			}
-			if !c.lineRate && busy(r, 1) < 0.99 {
-				t.Errorf("remote CPU %.1f%% busy, want it to be the bottleneck", 100*busy(r, 1))
+			if merged := r.GRO != nil && r.GRO.MergedPerSuperSkb > 10; merged != c.merged {
+				t.Errorf("GRO merging %v (%+v), want %v", merged, r.GRO, c.merged)
 			}
-			if merged := r.GRO != nil && r.GRO.MergedPerSuperSkb > 10; merged != c.wantGROSeg {
-				t.Errorf("GRO merging %v (%+v), want %v", merged, r.GRO, c.wantGROSeg)
+			backlogged := r.TCP.BackloggedPerSec / r.TCP.SkbsPerSec
+			switch {
+			case c.merged && busy(r, 2) > 0.7:
+				t.Errorf("netserver's CPU %.1f%% busy, want well below saturation with super-skbs", 100*busy(r, 2))
+			case !c.merged && (backlogged < 0.8 || busy(r, 2) < 0.85):
+				t.Errorf("%.0f%% of skbs to the socket backlog, netserver's CPU %.1f%% busy; want most and nearly saturated", 100*backlogged, 100*busy(r, 2))
 			}
 			if len(r.Drops) != 0 {
 				t.Errorf("drops %v", r.Drops)
 			}
 		})
+	}
+	for _, m := range []string{"single", "list", "backlog"} {
+		for _, g := range []string{"gro", "napi"} {
+			if total[m] > 0 && total[g] > 0 && total[g] >= total[m] {
+				t.Errorf("CPU %.1f%% with %s, %.1f%% with %s; want GRO to cost less", total[g], g, total[m], m)
+			}
+		}
 	}
 }
 
@@ -308,7 +327,7 @@ func TestCpumapTCPStream(t *testing.T) {
 // Segments, bytes and ACKs stay conserved.
 func TestTCPLossRecovery(t *testing.T) {
 	_, r := tcpRun(t, "tcp-stream-gro", `duration="30ms"`, "traffic.streams=4", "nic.gro=false", "app.cpus=[0]", "nic.ring_size=64",
-		`xdp.program="pass"`, "xdp.cost_ns=400")
+		`xdp.program="pass"`, "xdp.cost_ns=1200")
 	if r.Drops["rx_missed"] == 0 || r.Drops["tcp_ofo"] == 0 || r.TCP.Retransmits == 0 {
 		t.Fatalf("want ring drops, out-of-order drops and retransmissions: drops %v tcp %+v", r.Drops, r.TCP)
 	}
@@ -341,7 +360,7 @@ func TestGROBucketOverflowCpumap(t *testing.T) {
 
 // TestTCPPacedSameThroughput: paced at 400 kpps (traffic.rate) the stream
 // runs at 400k x 1448 x 8 = 4.634 Gbit/s with or without GRO, with the
-// reader on the RX CPU; GRO costs that CPU far less.
+// reader on the RX CPU; GRO costs that CPU much less.
 func TestTCPPacedSameThroughput(t *testing.T) {
 	var cpu [2]float64
 	for i, g := range []string{"true", "false"} {
@@ -351,7 +370,7 @@ func TestTCPPacedSameThroughput(t *testing.T) {
 		}
 		cpu[i] = r.CPUTotalPercent
 	}
-	if cpu[0] >= cpu[1]/2 {
-		t.Errorf("CPU %.1f%% with GRO, %.1f%% without, at the same throughput; want less than half", cpu[0], cpu[1])
+	if cpu[0] >= 0.7*cpu[1] {
+		t.Errorf("CPU %.1f%% with GRO, %.1f%% without, at the same throughput; want GRO to save more than 30%%", cpu[0], cpu[1])
 	}
 }

@@ -63,6 +63,7 @@ package stack
 // reader pays them (tcp_recvmsg per skb).
 
 import (
+	"github.com/rxsim/rxsim/models/gro"
 	"github.com/rxsim/rxsim/models/pkt"
 	"github.com/rxsim/rxsim/sim"
 )
@@ -140,21 +141,23 @@ type TCPConfig struct {
 
 // TCPStats are TCP counters (segment counts are wire segments).
 type TCPStats struct {
-	Skbs, Segs, Bytes uint64 // received in order and queued
-	OfoDrops          uint64 // segments dropped out of order
-	RcvbufDrops       uint64 // segments dropped for receive space
-	NoSocket          uint64 // segments for no socket
-	AcksSoftirq       uint64 // ACKs sent from tcp_v4_rcv where the skb arrived (softirq, cpumap kthread, NAPI thread)
-	AcksBacklog       uint64 // ACKs sent from tcp_v4_do_rcv of the socket backlog, by the reader in release_sock
-	QuickAcks         uint64 // of those, sent because of quick-ACK mode
-	AcksApp           uint64 // ACKs sent from tcp_cleanup_rbuf (window updates)
-	AcksDelack        uint64 // ACKs sent by the delayed-ACK timer
-	DupAcks           uint64 // duplicate ACKs for out-of-order segments
-	Responses         uint64 // responses sent (piggybacking the ACK)
-	Backlogged        uint64 // skbs put on sk_backlog because the reader owned the socket
-	BytesRead         uint64 // payload bytes copied to the application
-	Reads             uint64 // tcp_recvmsg calls that returned data
-	Wakeups           uint64 // sk_data_ready wakeups of a sleeping reader
+	Skbs             uint64 // skbs through tcp_v4_rcv (Tcp InSegs)
+	Segs, Bytes      uint64 // received in order and queued
+	OfoDrops         uint64 // segments dropped out of order
+	RcvbufDrops      uint64 // segments dropped for receive space
+	NoSocket         uint64 // segments for no socket
+	AcksSoftirq      uint64 // ACKs sent from tcp_v4_rcv where the skb arrived (softirq, cpumap kthread, NAPI thread)
+	AcksBacklog      uint64 // ACKs sent from tcp_v4_do_rcv of the socket backlog, by the reader in release_sock
+	QuickAcks        uint64 // of those, sent because of quick-ACK mode
+	AcksApp          uint64 // ACKs sent from tcp_cleanup_rbuf (window updates)
+	AcksDelack       uint64 // ACKs sent by the delayed-ACK timer
+	DupAcks          uint64 // duplicate ACKs for out-of-order segments
+	Responses        uint64 // responses sent (piggybacking the ACK)
+	Backlogged       uint64 // skbs put on sk_backlog because the reader owned the socket
+	BacklogCoalesced uint64 // of those, merged into the backlog's tail skb (TCPBacklogCoalesce)
+	BytesRead        uint64 // payload bytes copied to the application
+	Reads            uint64 // tcp_recvmsg calls that returned data
+	Wakeups          uint64 // sk_data_ready wakeups of a sleeping reader
 }
 
 // Acks returns all ACK-only frames sent.
@@ -245,6 +248,10 @@ func (t *TCP) lookup(flow uint32) *TCPSocket {
 // the reader runs tcp_v4_do_rcv for it in release_sock, before its next
 // read (TCPApp.Run). Otherwise tcp_v4_do_rcv runs here.
 func (t *TCP) Rcv(w *sim.Work, cpu int, p pkt.Packet) {
+	// A step boundary here: a reader on another CPU that took the socket
+	// lock before this time, in a step that began after this one, is seen.
+	w.Yield()
+	t.Stats.Skbs++ // Tcp InSegs: every skb tcp_v4_rcv sees
 	segs := p.WireSegs()
 	w.Add(t.fnRcv, t.cRcvSkb)
 	sk := t.lookup(p.Flow)
@@ -260,10 +267,45 @@ func (t *TCP) Rcv(w *sim.Work, cpu int, p pkt.Packet) {
 	if now := w.Now(); len(sk.backlog) > 0 || (now >= sk.ownedFrom && now < sk.ownedUntil) {
 		w.Add(t.fnBacklog, t.cBacklog)
 		t.Stats.Backlogged++
+		if n := len(sk.backlog); n > 0 && coalesce(&sk.backlog[n-1], p) {
+			t.Stats.BacklogCoalesced++
+			return
+		}
 		sk.backlog = append(sk.backlog, p)
 		return
 	}
 	t.doRcv(w, sk, t.st.cpu(cpu), p)
+}
+
+// backlogMaxSegs bounds a coalesced backlog skb: skb_try_coalesce steals
+// each added segment's page head as one frag, and the tail keeps its own
+// head, so MAX_SKB_FRAGS + 1 segments of one frame each.
+const backlogMaxSegs = gro.MaxSkbFrags + 1
+
+// coalesce is tcp_add_backlog's coalescing (v5.0, commit 4f693b55c3d2 "tcp:
+// implement coalescing on backlog queue"): an skb that continues the
+// backlog's tail in sequence, with neither carrying SYN, RST or URG and the
+// same ECE/CWR, from the same RX queue, is merged into the tail while the
+// frags fit (skb_try_coalesce). The reader then runs tcp_v4_do_rcv (and
+// its ACK decision) once for the merged skb. It reports whether p was
+// merged into tail.
+func coalesce(tail *pkt.Packet, p pkt.Packet) bool {
+	const never = pkt.FlagSYN | pkt.FlagRST | pkt.FlagURG
+	switch {
+	case tail.Seq+uint32(tail.Payload) != p.Seq, (tail.Flags|p.Flags)&never != 0,
+		(tail.Flags^p.Flags)&pkt.FlagCWR != 0, tail.Queue != p.Queue,
+		tail.WireSegs()+p.WireSegs() > backlogMaxSegs:
+		return false
+	}
+	segs := tail.WireSegs() + p.WireSegs()
+	tail.Len += p.Len
+	tail.Payload += p.Payload
+	tail.Segs = int32(segs)
+	tail.Flags |= p.Flags
+	if int32(p.Ack-tail.Ack) > 0 {
+		tail.Ack = p.Ack
+	}
+	return true
 }
 
 // doRcv is tcp_v4_do_rcv of one skb on the CPU of w.

@@ -142,7 +142,6 @@ func (sk *TCPSocket) rcv(w *sim.Work, cpu *sim.CPU, p pkt.Packet) {
 	}
 	sk.eventDataRecv(w.Now())
 	sk.enqueue(w.Now(), p, truesize, cpu, w.Class())
-	t.Stats.Skbs++
 	t.Stats.Segs += uint64(segs)
 	t.Stats.Bytes += uint64(p.Payload)
 	t.st.Led.Deliver(pkt.ToSocket, segs)
@@ -345,8 +344,9 @@ func (a *TCPApp) Thread() *sim.Thread { return a.th }
 func (a *TCPApp) Run(now sim.Time, w *sim.Work) {
 	sk := a.sk
 	t := sk.t
-	sk.ownedFrom = now
-	defer func() { sk.ownedUntil = w.Now() }()
+	// lock_sock, after the idle exit and the switch in; the socket is owned
+	// until the step ends (Done), preemption included
+	sk.ownedFrom, sk.ownedUntil = w.Now(), sim.Never
 	sk.releaseBacklog(w)
 	if sk.n == 0 || sk.q[sk.head].at > w.Now() {
 		return
@@ -470,6 +470,7 @@ func (sk *TCPSocket) releaseBacklog(w *sim.Work) {
 // Data queued by a step whose clock is ahead wakes it at that time.
 func (a *TCPApp) Done(now sim.Time) bool {
 	sk := a.sk
+	sk.ownedUntil = now // release_sock
 	if len(sk.backlog) > 0 || (sk.n > 0 && sk.q[sk.head].at <= now) {
 		return true // release_sock runs the backlog before the thread can sleep
 	}
