@@ -49,6 +49,10 @@ type TCPStreamResult struct {
 	AcksPerSec float64 `json:"acks_per_sec"`
 	// RetransPerSec is the sender namespace's Tcp RetransSegs.
 	RetransPerSec float64 `json:"retrans_per_sec"`
+	// BacklogCoalescePerSec is the receiver's TcpExt TCPBacklogCoalesce:
+	// skbs merged into the tail of the socket backlog (tcp_add_backlog)
+	// because the reader held the socket.
+	BacklogCoalescePerSec float64 `json:"backlog_coalesce_per_sec"`
 	// ReadsPerSec and GoodputGbps are the sink's read(2) calls and payload.
 	ReadsPerSec float64 `json:"reads_per_sec"`
 	GoodputGbps float64 `json:"goodput_gbps"`
@@ -147,6 +151,7 @@ type tcpSnapshot struct {
 	t            time.Time
 	xdpPkts      uint64
 	rcv, snd     SNMP
+	rcvExt       SNMP // /proc/net/netstat of the receiver
 	bytes, reads uint64
 	stat         []CPUTimes
 }
@@ -164,11 +169,15 @@ func tcpSnap(h *Harness, x *XDPObjects, s *TCPSink) (*tcpSnapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	ext, err := readProcNetIn(h.rcvNs, "netstat")
+	if err != nil {
+		return nil, err
+	}
 	st, err := readProcStat()
 	if err != nil {
 		return nil, err
 	}
-	return &tcpSnapshot{t: time.Now(), xdpPkts: c.Packets, rcv: rcv, snd: snd,
+	return &tcpSnapshot{t: time.Now(), xdpPkts: c.Packets, rcv: rcv, snd: snd, rcvExt: ext,
 		bytes: s.Bytes.Load(), reads: s.Reads.Load(), stat: st}, nil
 }
 
@@ -176,12 +185,13 @@ func tcpResult(o TCPStreamOptions, a, b *tcpSnapshot) *TCPStreamResult {
 	dt := b.t.Sub(a.t).Seconds()
 	d := func(x, y int64) float64 { return float64(y-x) / dt }
 	r := &TCPStreamResult{Options: o, Seconds: dt,
-		SegmentsPerSec: float64(b.xdpPkts-a.xdpPkts) / dt,
-		SkbsPerSec:     d(a.rcv.Get("Tcp", "InSegs"), b.rcv.Get("Tcp", "InSegs")),
-		AcksPerSec:     d(a.rcv.Get("Tcp", "OutSegs"), b.rcv.Get("Tcp", "OutSegs")),
-		RetransPerSec:  d(a.snd.Get("Tcp", "RetransSegs"), b.snd.Get("Tcp", "RetransSegs")),
-		ReadsPerSec:    float64(b.reads-a.reads) / dt,
-		GoodputGbps:    float64(b.bytes-a.bytes) * 8 / dt / 1e9,
+		SegmentsPerSec:        float64(b.xdpPkts-a.xdpPkts) / dt,
+		SkbsPerSec:            d(a.rcv.Get("Tcp", "InSegs"), b.rcv.Get("Tcp", "InSegs")),
+		AcksPerSec:            d(a.rcv.Get("Tcp", "OutSegs"), b.rcv.Get("Tcp", "OutSegs")),
+		RetransPerSec:         d(a.snd.Get("Tcp", "RetransSegs"), b.snd.Get("Tcp", "RetransSegs")),
+		BacklogCoalescePerSec: d(a.rcvExt.Get("TcpExt", "TCPBacklogCoalesce"), b.rcvExt.Get("TcpExt", "TCPBacklogCoalesce")),
+		ReadsPerSec:           float64(b.reads-a.reads) / dt,
+		GoodputGbps:           float64(b.bytes-a.bytes) * 8 / dt / 1e9,
 	}
 	for i := range b.stat {
 		if i >= len(a.stat) {
@@ -207,6 +217,8 @@ func WriteTCPStream(w io.Writer, r *TCPStreamResult) {
 		r.GoodputGbps, GroupThousands(int64(r.SegmentsPerSec)), GroupThousands(int64(r.SkbsPerSec)), ratio(r.SegmentsPerSec, r.SkbsPerSec))
 	fmt.Fprintf(w, "  acks %s/s (Tcp OutSegs), %.1f segs/ack; reads %s/s; retransmits %s/s\n",
 		GroupThousands(int64(r.AcksPerSec)), ratio(r.SegmentsPerSec, r.AcksPerSec), GroupThousands(int64(r.ReadsPerSec)), GroupThousands(int64(r.RetransPerSec)))
+	fmt.Fprintf(w, "  socket backlog: %s skbs/s coalesced into its tail (TcpExt TCPBacklogCoalesce), %.0f%% of the skbs\n",
+		GroupThousands(int64(r.BacklogCoalescePerSec)), 100*ratio(r.BacklogCoalescePerSec, r.SkbsPerSec))
 	fmt.Fprintln(w, "  cpu   user%  sys%  softirq%  idle%")
 	for _, c := range r.CPU {
 		fmt.Fprintf(w, "  %-4d %5.1f %5.1f %9.1f %6.1f\n", c.CPU, 100*c.User, 100*c.System, 100*c.SoftIRQ, 100*c.Idle)
@@ -254,10 +266,14 @@ func tcpStreamCLI(stdout, stderr io.Writer, args []string) error {
 }
 
 // readSNMPIn reads /proc/net/snmp of namespace ns.
-func readSNMPIn(ns netns.NsHandle) (SNMP, error) {
+func readSNMPIn(ns netns.NsHandle) (SNMP, error) { return readProcNetIn(ns, "snmp") }
+
+// readProcNetIn reads /proc/net/NAME (snmp or netstat, the same layout) of
+// namespace ns.
+func readProcNetIn(ns netns.NsHandle, name string) (SNMP, error) {
 	var s SNMP
 	err := inNetns(ns, func() error {
-		f, err := os.Open("/proc/thread-self/net/snmp")
+		f, err := os.Open("/proc/thread-self/net/" + name)
 		if err != nil {
 			return err
 		}

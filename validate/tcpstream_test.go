@@ -10,7 +10,8 @@ import (
 // TestTCPStream measures one second of a TCP stream into the veth pair with
 // XDP_PASS, GRO off and on. The counters agree with each other: with GRO
 // off every XDP frame is one TCP skb; the payload read matches the frames'
-// MSS; with GRO on skbs carry many segments.
+// MSS; with GRO on skbs carry many segments; with GRO off the socket
+// backlog coalesces skbs (TcpExt TCPBacklogCoalesce).
 func TestTCPStream(t *testing.T) {
 	requireBPF(t)
 	for _, c := range []struct {
@@ -37,6 +38,14 @@ func TestTCPStream(t *testing.T) {
 		}
 		if len(r.CPU) < 2 {
 			t.Errorf("cpu shares %+v", r.CPU)
+		}
+		// GRO off, the reader on the other CPU holds the socket when many
+		// skbs arrive: they are coalesced in the socket backlog (the model's
+		// tcp_add_backlog), and the ACKs are far fewer than one per two
+		// segments.
+		if !c.gro && (r.BacklogCoalescePerSec < 0.05*r.SkbsPerSec || r.SegmentsPerSec/r.AcksPerSec < 3) {
+			t.Errorf("gro off: %.0f of %.0f skbs/s coalesced in the backlog, %.1f segs/ACK; want many, and more than 3",
+				r.BacklogCoalescePerSec, r.SkbsPerSec, r.SegmentsPerSec/r.AcksPerSec)
 		}
 	}
 }

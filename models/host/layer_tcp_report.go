@@ -72,8 +72,8 @@ func (x *TCPExt) Report(r *Result, secs float64) {
 		AcksApp:    rate(t.AcksApp, o.AcksApp),
 		AcksDelack: rate(t.AcksDelack, o.AcksDelack), DupAcks: rate(t.DupAcks, o.DupAcks),
 		ReadsPerSec: rate(t.Reads, o.Reads), WakeupsPerSec: rate(t.Wakeups, o.Wakeups),
-		BackloggedPerSec: rate(t.Backlogged, o.Backlogged),
-		OfoDrops:         rate(t.OfoDrops, o.OfoDrops), RcvbufDrops: rate(t.RcvbufDrops, o.RcvbufDrops),
+		BackloggedPerSec: rate(t.Backlogged, o.Backlogged), BacklogCoalescePerSec: rate(t.BacklogCoalesced, o.BacklogCoalesced),
+		OfoDrops: rate(t.OfoDrops, o.OfoDrops), RcvbufDrops: rate(t.RcvbufDrops, o.RcvbufDrops),
 	}
 	if tr.SkbsPerSec > 0 {
 		tr.SegsPerSkb = tr.SegmentsPerSec / tr.SkbsPerSec

@@ -77,10 +77,13 @@ type TCPResult struct {
 	WakeupsPerSec float64 `json:"wakeups_per_sec"`
 	// BackloggedPerSec is skbs put on sk_backlog (the reader owned the socket).
 	BackloggedPerSec float64 `json:"backlogged_per_sec"`
-	OfoDrops         float64 `json:"ofo_drops_per_sec"`
-	RcvbufDrops      float64 `json:"rcvbuf_drops_per_sec"`
-	Retransmits      float64 `json:"retransmits_per_sec"`
-	RTOs             uint64  `json:"rtos"`
+	// BacklogCoalescePerSec is those merged into the backlog's tail skb
+	// (TcpExt TCPBacklogCoalesce).
+	BacklogCoalescePerSec float64 `json:"backlog_coalesce_per_sec"`
+	OfoDrops              float64 `json:"ofo_drops_per_sec"`
+	RcvbufDrops           float64 `json:"rcvbuf_drops_per_sec"`
+	Retransmits           float64 `json:"retransmits_per_sec"`
+	RTOs                  uint64  `json:"rtos"`
 	// ServiceDemand is CPU time summed over CPUs per unit of work, netperf
 	// style: us per KB for a stream, us per transaction for TCP_RR.
 	ServiceDemand     float64 `json:"service_demand"`
