@@ -37,14 +37,15 @@ package stack
 // CPU).
 //
 // The socket backlog: while the reader's step runs (it holds lock_sock in
-// tcp_recvmsg), an arriving skb pays tcp_v4_rcv's own part and
+// tcp_recvmsg, from after its idle exit until the step ends, preemption
+// included), an arriving skb pays tcp_v4_rcv's own part and
 // tcp_add_backlog, and the reader runs tcp_v4_do_rcv for it (with any ACK
 // it sends) before its next read; a non-empty backlog keeps the socket
-// owned, so nothing is reordered. Because steps are atomic, a softirq step
-// sees only reader steps that began before it, so on another CPU the
-// backlog is rarer than in the kernel (the veth measurement had 31% of
-// segments backlogged); on the same CPU, where the softirq preempts the
-// reader, it is as in the kernel.
+// owned, so nothing is reordered. An skb that continues the backlog's tail
+// is coalesced into it (tcp_add_backlog since v5.0), so the reader runs
+// tcp_v4_do_rcv once per coalesced skb. Every tcp_v4_rcv starts a CPU step
+// (sim.Work.Yield), so a reader on another CPU that took the socket before
+// that time is seen, however long the softirq step that delivers it.
 //
 // Quick-ACK mode (tcp_incr_quickack, tcp_in_quickack_mode,
 // tcp_dec_quickack_mode): the first data, data after a gap longer than the
@@ -55,7 +56,8 @@ package stack
 // Left out: the out-of-order queue (an out-of-order segment is dropped and
 // the peer goes back to the hole), SACK, the backlog limit (sk_rcvbuf +
 // sk_sndbuf; the window keeps the backlog below it), receive-buffer
-// autotuning (tcp_rcv_space_adjust), tcp_try_coalesce in the receive queue,
+// autotuning (tcp_rcv_space_adjust), tcp_try_coalesce in the receive queue
+// (the backlog's coalescing is modelled),
 // the prequeue/ucopy history, TCP options other than timestamps, memory
 // pressure (tcp_mem), the TX completion interrupt (its cost is part of the
 // per-ACK cost), and skb_attempt_defer_free (v5.19+), which hands the

@@ -181,10 +181,14 @@ func (sk *TCPSocket) enqueue(at sim.Time, p pkt.Packet, truesize int, cpu *sim.C
 
 // ackSndCheck is __tcp_ack_snd_check: ACK now when more than one
 // full-sized segment is unacknowledged and the window would not shrink;
-// otherwise schedule a delayed ACK. A CPU step is atomic, so the reader's
-// progress while the step runs is not visible to it: the window is judged
-// by the receive queue as it stood when the step began (a reader that keeps
-// up has emptied it; one that falls behind has not).
+// otherwise schedule a delayed ACK. The window is judged by the receive
+// queue as it stood when the step began: a softirq step starts at every
+// tcp_v4_rcv where something could have happened meanwhile (sim.Work.Yield),
+// so that is the queue the skb found, with what a reader on another CPU has
+// consumed by then (a reader that keeps up has emptied it; one that falls
+// behind, or cannot run because the softirq holds its CPU, has not); the
+// reader judges every backlog skb it processes by the queue at the start
+// of its step.
 func (sk *TCPSocket) ackSndCheck(w *sim.Work) {
 	t := sk.t
 	rcvAcks := &t.Stats.AcksSoftirq
