@@ -365,7 +365,10 @@ func TestTCPPacedSameThroughput(t *testing.T) {
 	var cpu [2]float64
 	for i, g := range []string{"true", "false"} {
 		_, r := tcpRun(t, "tcp-stream-gro", `duration="30ms"`, "traffic.rate=400kpps", "app.cpus=[0]", "nic.gro="+g)
-		if math.Abs(r.GoodputGbps-4.634) > 0.01 {
+		// goodput counts what netserver read; with GRO off it reads ~50
+		// segments per call, and one read at an edge of the 30 ms weighs
+		// 0.02 Gbit/s
+		if math.Abs(r.GoodputGbps-4.634) > 0.03 {
 			t.Errorf("gro=%s: goodput %.3f Gbit/s, want 4.634", g, r.GoodputGbps)
 		}
 		cpu[i] = r.CPUTotalPercent

@@ -361,3 +361,48 @@ func TCPSplitOf(stacks []Stack) TCPSplit {
 	}
 	return s
 }
+
+// Rates are the counters, per second, of the run a perf profile sampled
+// (validate/testdata/perf/tcp-gro-off.json).
+type Rates struct {
+	Skbs, Acks, BacklogCoalesce float64
+}
+
+// TCPCostRatios are the TCP costs of a GRO-off run as multiples of what
+// the core and IP receive cost per segment in the same run.
+type TCPCostRatios struct {
+	// Rcv is tcp_v4_rcv's own part per skb.
+	Rcv float64
+	// DoRcvCall is tcp_v4_do_rcv per call: once per skb, except for the
+	// skbs coalesced into the socket backlog's tail (TCPBacklogCoalesce).
+	DoRcvCall float64
+	// SegsPerCall is segments per tcp_v4_do_rcv call.
+	SegsPerCall float64
+	// AddBacklog is tcp_add_backlog per backlogged skb.
+	AddBacklog float64
+	// ACKTCPIP is the TCP/IP part of a pure ACK, per ACK.
+	ACKTCPIP float64
+	// Backlogged is the share of skbs that went to the backlog: the
+	// coalesced ones plus the backlog skbs the reader ran tcp_v4_do_rcv
+	// for (the reader's share of tcp_v4_do_rcv samples, at the same cost
+	// per call).
+	Backlogged float64
+}
+
+// TCPCostsOf derives TCPCostRatios from the split of the TCP receive
+// samples, the core+IP samples, the ACK samples and the run's rates. With
+// GRO off an skb is one segment.
+func TCPCostsOf(sp TCPSplit, coreIP int, ack ACKTx, r Rates) TCPCostRatios {
+	per := float64(coreIP) / r.Skbs
+	calls := r.Skbs - r.BacklogCoalesce
+	doRcv := float64(sp.DoRcvSoftirq + sp.DoRcvReader)
+	backlogged := r.BacklogCoalesce + float64(sp.DoRcvReader)/doRcv*calls
+	return TCPCostRatios{
+		Rcv:         float64(sp.Own) / r.Skbs / per,
+		DoRcvCall:   doRcv / calls / per,
+		SegsPerCall: r.Skbs / calls,
+		AddBacklog:  float64(sp.AddBacklog) / backlogged / per,
+		ACKTCPIP:    float64(ack.TCPIP) / r.Acks / per,
+		Backlogged:  backlogged / r.Skbs,
+	}
+}

@@ -2,9 +2,13 @@ package perfattr
 
 import (
 	"bytes"
+	"encoding/json"
+	"math"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/rxsim/rxsim/hw"
 )
 
 const script = `[000] 
@@ -74,8 +78,12 @@ func TestReadErrors(t *testing.T) {
 	}
 }
 
-// TestTCPMeasurement re-derives the ratio the bdw-e5-1650v4 profile's
-// tcp_v4_rcv cost is built on from the stored measurement.
+// TestTCPMeasurement re-derives the bdw-e5-1650v4 profile's TCP costs from
+// the stored measurement: the folded perf stacks of a GRO-off stream
+// (tcp-gro-off.folded.gz) and the counters of the same run
+// (tcp-gro-off.json). Each cost is a ratio to the core+IP receive per
+// segment of that run, times the profile's list-mode netif_receive_skb +
+// ip_rcv (30 + 55 + (25 + 15) / 7.8 = 90.1 ns).
 func TestTCPMeasurement(t *testing.T) {
 	f, err := os.Open("../testdata/perf/tcp-gro-off.folded.gz")
 	if err != nil {
@@ -86,29 +94,46 @@ func TestTCPMeasurement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b, err := os.ReadFile("../testdata/perf/tcp-gro-off.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run struct {
+		Skbs     float64 `json:"tcp_in_segs_per_sec"`
+		Acks     float64 `json:"tcp_out_segs_per_sec"`
+		Coalesce float64 `json:"backlog_coalesce_per_sec"`
+	}
+	if err := json.Unmarshal(b, &run); err != nil {
+		t.Fatal(err)
+	}
 	r := TCPReceiveOf(Attribute(st, Rules, Contexts))
-	if r.TCP != 4314 || r.CoreIP != 2038 {
-		t.Errorf("TCP %d core+IP %d samples, want 4314 and 2038 (the profile's source)", r.TCP, r.CoreIP)
-	}
-	if r.Ratio < 2.11 || r.Ratio > 2.13 {
-		t.Errorf("ratio %.3f, want 2.12", r.Ratio)
-	}
-	// The split of the profile's tcp_v4_rcv, tcp_v4_do_rcv and
-	// tcp_add_backlog.
-	if sp := TCPSplitOf(st); sp != (TCPSplit{Own: 1017, DoRcvSoftirq: 2039, DoRcvReader: 918, AddBacklog: 360}) {
-		t.Errorf("split %+v, want 1017/2039/918/360 (the profile's source)", sp)
-	}
-	// The ACK: TCP/IP part per ACK against core+IP per segment, with the
-	// run's rates (tcp-gro-off.json): 545 samples for 21,431 ACKs/s vs
-	// 2038 for 244,838 segments/s gives 3.06, the profile's tcp_send_ack.
+	sp := TCPSplitOf(st)
 	a := ACKTxOf(st)
-	if a.TCPIP != 545 || a.Dev != 375 {
-		t.Errorf("ACK TX %+v, want TCPIP 545 and Dev 375 (the profile's source)", a)
+	if r.CoreIP != 1806 || sp != (TCPSplit{Own: 942, DoRcvSoftirq: 2492, DoRcvReader: 976, AddBacklog: 474}) || a.TCPIP != 551 {
+		t.Errorf("core+IP %d, split %+v, ACK %+v; want 1806, 942/2492/976/474, 551 (the profile's source)", r.CoreIP, sp, a)
 	}
-	perACK := float64(a.TCPIP) / 21431
-	perSeg := float64(r.CoreIP) / 244838
-	if q := perACK / perSeg; q < 3.0 || q > 3.1 {
-		t.Errorf("ACK TCP/IP per ACK / core+IP per segment = %.3f, want 3.06", q)
+	c := TCPCostsOf(sp, r.CoreIP, a, Rates{Skbs: run.Skbs, Acks: run.Acks, BacklogCoalesce: run.Coalesce})
+	p, err := hw.Load("ixgbe", "bdw-e5-1650v4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const coreIP = 30 + 55 + (25.0+15)/7.8
+	doRcv := p.Must("tcp_v4_do_rcv")
+	for _, x := range []struct {
+		name       string
+		got, ratio float64
+	}{
+		{"tcp_v4_rcv per skb", p.Must("tcp_v4_rcv").Call, c.Rcv},
+		{"tcp_v4_do_rcv per call", doRcv.Call + doRcv.Pkt*c.SegsPerCall, c.DoRcvCall},
+		{"tcp_add_backlog per backlogged skb", p.Must("tcp_add_backlog").Call, c.AddBacklog},
+		{"tcp_send_ack's TCP/IP part (less the 450 ns device part)", p.Must("tcp_send_ack").Call - 450, c.ACKTCPIP},
+	} {
+		if want := x.ratio * coreIP; math.Abs(x.got-want) > 1 {
+			t.Errorf("%s: profile %.1f ns, measurement gives %.2f x %.1f = %.1f", x.name, x.got, x.ratio, coreIP, want)
+		}
+	}
+	if c.Backlogged < 0.4 || c.Backlogged > 0.55 {
+		t.Errorf("%.0f%% of skbs backlogged, want 47%% (the run's derivation)", 100*c.Backlogged)
 	}
 }
 
