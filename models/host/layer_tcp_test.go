@@ -279,7 +279,7 @@ func BenchmarkTCPStreamGRO(b *testing.B) {
 // skb per segment, faster than netserver reads: netserver holds the socket
 // when nearly every one arrives, so they are coalesced in the socket
 // backlog and netserver runs tcp_v4_do_rcv and the ACKs, and its CPU is
-// nearly saturated. The 40G stream reaches line rate in every mode; the
+// at least 80% busy. The 40G stream reaches line rate in every mode; the
 // per-skb modes cost more CPU in all.
 func TestCpumapTCPStream(t *testing.T) {
 	const line40 = 4 * lineRate10G
@@ -303,8 +303,8 @@ func TestCpumapTCPStream(t *testing.T) {
 			switch {
 			case c.merged && busy(r, 2) > 0.7:
 				t.Errorf("netserver's CPU %.1f%% busy, want well below saturation with super-skbs", 100*busy(r, 2))
-			case !c.merged && (backlogged < 0.8 || busy(r, 2) < 0.85):
-				t.Errorf("%.0f%% of skbs to the socket backlog, netserver's CPU %.1f%% busy; want most and nearly saturated", 100*backlogged, 100*busy(r, 2))
+			case !c.merged && (backlogged < 0.8 || busy(r, 2) < 0.8):
+				t.Errorf("%.0f%% of skbs to the socket backlog, netserver's CPU %.1f%% busy; want most and at least 80%% busy", 100*backlogged, 100*busy(r, 2))
 			}
 			if len(r.Drops) != 0 {
 				t.Errorf("drops %v", r.Drops)

@@ -324,7 +324,8 @@ func (d *delackIRQ) Done(now sim.Time) bool { return false }
 
 // TCPApp is the application reading one TCP socket (netperf's receiver, or
 // a request/response server): one tcp_recvmsg of up to ReadSize bytes per
-// step, sleeping when the socket is empty.
+// step (which goes on through the backlog, see Run), sleeping when the
+// socket is empty.
 type TCPApp struct {
 	sk *TCPSocket
 	th *sim.Thread
@@ -356,10 +357,34 @@ func (a *TCPApp) Run(now sim.Time, w *sim.Work) {
 		return
 	}
 	w.Add(t.fnRecv, t.cRecvCall)
+	t.Stats.Reads++
+	copied := sk.copyOut(w, t.cfg.ReadSize)
+	// tcp_recvmsg_locked: with the receive queue copied out, the call
+	// runs what arrived on the backlog meanwhile (__sk_flush_backlog) and
+	// copies on, up to the read size; the step boundary lets the skbs
+	// other CPUs backlogged by now be seen. A request/response server
+	// answers what it read instead.
+	for t.cfg.ReqSize <= 0 && copied < t.cfg.ReadSize {
+		w.Yield()
+		if len(sk.backlog) == 0 {
+			break
+		}
+		sk.releaseBacklog(w)
+		copied += sk.copyOut(w, t.cfg.ReadSize-copied)
+	}
+	if !a.serve(w, copied) {
+		sk.cleanupRbuf(w, copied)
+	}
+}
+
+// copyOut copies up to room bytes of what is queued by the step's clock
+// (skb_copy_datagram_msg, freeing each skb it empties) and returns them.
+func (sk *TCPSocket) copyOut(w *sim.Work, room int) int {
+	t := sk.t
 	copied := 0
-	for sk.n > 0 && copied < t.cfg.ReadSize && sk.q[sk.head].at <= w.Now() {
+	for sk.n > 0 && copied < room && sk.q[sk.head].at <= w.Now() {
 		e := &sk.q[sk.head]
-		take := min(int(e.bytes), t.cfg.ReadSize-copied)
+		take := min(int(e.bytes), room-copied)
 		w.Add(t.fnCopy, ns(t.costs.CopyByte*float64(take)))
 		copied += take
 		e.bytes -= int32(take)
@@ -375,10 +400,7 @@ func (a *TCPApp) Run(now sim.Time, w *sim.Work) {
 	}
 	sk.bytes -= copied
 	t.Stats.BytesRead += uint64(copied)
-	t.Stats.Reads++
-	if !a.serve(w, copied) {
-		sk.cleanupRbuf(w, copied)
-	}
+	return copied
 }
 
 // serve answers every complete request read so far (tcp_sendmsg of the
