@@ -19,7 +19,8 @@ type stepper struct {
 	w       *Work
 	eng     *Engine
 	yield   func(bool) bool
-	running bool // a step is suspended in the middle
+	pause   func() // s.suspend, bound once
+	running bool   // a step is suspended in the middle
 }
 
 // SetYield makes Work.Yield effective in the softirq and thread steps of
@@ -75,13 +76,14 @@ func (c *CPU) runStep(cl Class, t Task, now Time) bool {
 	s := c.steppers[cl]
 	if s == nil {
 		s = &stepper{w: &c.work, eng: c.eng}
+		s.pause = s.suspend
 		s.next, s.stop = iter.Pull(s.loop)
 		c.steppers[cl] = s
 	}
 	if !s.running {
 		s.task, s.now = t, now
 	}
-	c.work.yield = s.suspend
+	c.work.yield = s.pause
 	yielded, _ := s.next()
 	c.work.yield = nil
 	s.running = yielded
