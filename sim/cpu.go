@@ -86,7 +86,6 @@ type slot struct {
 	endAt     Time // valid while running
 	active    bool
 	frozen    bool
-	yielded   bool // the step suspended in the middle (Work.Yield)
 }
 
 // CPU is one simulated CPU.
@@ -356,7 +355,7 @@ func (c *CPU) Fire(now Time, gen int64) {
 		s.task.Done(now)
 	case SoftIRQ:
 		c.softRun = false
-		if s.yielded {
+		if c.resuming(SoftIRQ) {
 			c.softPend = true // the rest of the step runs next
 			break
 		}
@@ -364,7 +363,7 @@ func (c *CPU) Fire(now Time, gen int64) {
 		c.softPend = more || c.softHit
 		c.softHit = false
 	case ThreadClass:
-		if s.yielded {
+		if c.resuming(ThreadClass) {
 			break // the thread keeps the CPU for the rest of its step
 		}
 		t := s.thread
@@ -497,7 +496,7 @@ func (c *CPU) start(cl Class, now Time) {
 	c.work.class = cl
 	c.entryCharges(cl, s.thread)
 	c.inTask = true
-	s.yielded = c.runStep(cl, s.task, now)
+	c.runStep(cl, s.task, now)
 	c.inTask = false
 	if c.noise != nil && c.work.total > 0 {
 		c.work.scaleEach(c.noise, c.rng)

@@ -1,6 +1,9 @@
 package sim
 
-import "iter"
+import (
+	"errors"
+	"iter"
+)
 
 // A step that yields (Work.Yield) ends where it is and goes on in the next
 // step of the same class, which resumes it. This lets a model make a point
@@ -66,12 +69,12 @@ func (w *Work) Yield() {
 	}
 }
 
-// runStep runs (or resumes) the step of class cl and reports whether it
-// yielded.
-func (c *CPU) runStep(cl Class, t Task, now Time) bool {
+// runStep runs (or resumes) the step of class cl; resuming(cl) then
+// reports whether it yielded.
+func (c *CPU) runStep(cl Class, t Task, now Time) {
 	if !c.yieldOn || cl == HardIRQ {
 		t.Run(now, &c.work)
-		return false
+		return
 	}
 	s := c.steppers[cl]
 	if s == nil {
@@ -84,13 +87,12 @@ func (c *CPU) runStep(cl Class, t Task, now Time) bool {
 		s.task, s.now = t, now
 	}
 	c.work.yield = s.pause
-	yielded, _ := s.next()
+	s.running, _ = s.next()
 	c.work.yield = nil
-	s.running = yielded
-	return yielded
 }
 
-// resuming reports whether the next step of class cl resumes a suspended one.
+// resuming reports whether the step of class cl is suspended in the
+// middle: the next step of the class resumes it.
 func (c *CPU) resuming(cl Class) bool {
 	s := c.steppers[cl]
 	return s != nil && s.running
@@ -100,7 +102,7 @@ func (c *CPU) resuming(cl Class) bool {
 // the step suspends in the middle and false when it ends.
 func (s *stepper) loop(yield func(bool) bool) {
 	defer func() {
-		if r := recover(); r != nil && r != any(errStopped) {
+		if r := recover(); r != nil && r != errStopped {
 			panic(r)
 		}
 	}()
@@ -124,8 +126,4 @@ func (s *stepper) suspend() {
 	}
 }
 
-type stoppedError struct{}
-
-func (stoppedError) Error() string { return "sim: CPU closed with a step suspended" }
-
-var errStopped = stoppedError{}
+var errStopped = errors.New("sim: CPU closed with a step suspended")
