@@ -102,6 +102,21 @@ func ipChecksum(h []byte) uint16 {
 	return ^uint16(s)
 }
 
+// goPinned runs f on a new OS thread that joins namespace ns and is pinned
+// to cpu (lockAndPin); the thread is discarded afterwards. The channel gets
+// the pinning's error or f's.
+func goPinned(ns netns.NsHandle, cpu int, f func() error) <-chan error {
+	errc := make(chan error, 1)
+	go func() {
+		if err := lockAndPin(ns, cpu); err != nil {
+			errc <- err
+			return
+		}
+		errc <- f()
+	}()
+	return errc
+}
+
 // lockAndPin locks the goroutine to its OS thread, joins ns (if >= 0) and
 // pins the thread to cpu. The thread must never be unlocked afterwards.
 func lockAndPin(ns netns.NsHandle, cpu int) error {
@@ -187,25 +202,18 @@ func RunGenerator(ctx context.Context, h *Harness, o GenOptions, sent *atomic.Ui
 			defer it.Close()
 		}
 	}
-	errc := make(chan error, 1)
-	go func() {
-		// The thread joins the sender namespace and is discarded afterwards.
-		if err := lockAndPin(h.sndNs, o.CPU); err != nil {
-			errc <- err
-			return
-		}
+	return <-goPinned(h.sndNs, o.CPU, func() error {
 		now := time.Now()
 		p := &pacer{ctx: ctx, start: now, deadline: now.Add(o.Duration), count: o.Count, rate: o.Rate, sent: sent}
 		switch o.Kind {
 		case GenLive:
-			errc <- genLive(p, prog, h.SndIfindex, o)
+			return genLive(p, prog, h.SndIfindex, o)
 		case GenAFPacket:
-			errc <- genAFPacket(p, h.SndIfindex, o)
-		case GenUDP:
-			errc <- genUDP(p, o)
+			return genAFPacket(p, h.SndIfindex, o)
+		default: // GenUDP: check admits only the three kinds
+			return genUDP(p, o)
 		}
-	}()
-	return <-errc
+	})
 }
 
 // xdpMD is struct xdp_md, the BPF_PROG_RUN context of an XDP program.

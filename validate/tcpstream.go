@@ -99,17 +99,11 @@ func MeasureTCPStream(ctx context.Context, o TCPStreamOptions) (*TCPStreamResult
 	gctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var sent atomic.Uint64
-	errc := make(chan error, 1)
-	go func() {
-		// The thread joins the sender namespace and is discarded afterwards.
-		if err := lockAndPin(h.sndNs, o.SenderCPU); err != nil {
-			errc <- err
-			return
-		}
+	errc := goPinned(h.sndNs, o.SenderCPU, func() error {
 		now := time.Now()
 		p := &pacer{ctx: gctx, start: now, deadline: now.Add(o.Warmup + o.Duration + time.Second), sent: &sent}
-		errc <- genTCP(p)
-	}()
+		return genTCP(p)
+	})
 	stop := func() error {
 		cancel()
 		if err := <-errc; err != nil && !errors.Is(err, context.Canceled) {
