@@ -23,7 +23,7 @@ func defaults() *Spec {
 		Cpumap:   Cpumap{QSize: 2048, Delivery: "gro", BulkSize: 8, Batch: 8},
 		Backlog:  Backlog{MaxBacklog: 1000, DevWeight: 64},
 		GRO:      GRO{NormalBatch: 8, MaxSize: 65536},
-		Stack:    Stack{Listen: false, Rcvbuf: 212992 * 2},
+		Stack:    Stack{Listen: false, Rcvbuf: 212992 * 2, SkbDeferMax: 128},
 		App:      App{Batch: 1},
 		Traffic: Traffic{Kind: "pktgen", PktSize: 60, Threads: 1, Burst: 0, Flows: 1, Rate: "line",
 			ThreadMaxPPS: 12e6, MSS: 1448, TSOBytes: 65536, Streams: 1, ReqSize: 1, RespSize: 1,

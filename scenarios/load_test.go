@@ -88,6 +88,8 @@ func TestParseErrors(t *testing.T) {
 			"scenario x.toml:1: nics: unknown key; did you mean nic?"},
 		{"header with comment", "[nic] # device\nring_sise = 1\n",
 			"scenario x.toml:2: nic.ring_sise: unknown key; did you mean nic.ring_size?"},
+		{"negative skb_defer_max", "[stack]\nskb_defer_max = -1\n",
+			"scenario x.toml:2: stack.skb_defer_max: -1 out of range, expected 0..1048576"},
 		{"dotted key wrong type", "name = 'x'\nnic.ring_size = 'a'\n",
 			"scenario x.toml:2: nic.ring_size: wrong type: TOML value is a string, expected an integer"},
 		{"inline table wrong type", "name = 'x'\nnic = { queues = 1, ring_size = 1.5 }\n",

@@ -162,6 +162,11 @@ type Stack struct {
 	// Truesize is the skb->truesize a received UDP datagram charges to the
 	// socket (0 = the model's SKB_TRUESIZE of a half-page RX buffer, 2304).
 	Truesize int `toml:"truesize"`
+	// SkbDeferMax is net.core.skb_defer_max: how many consumed skbs a CPU
+	// takes back from readers on other CPUs to free in its net_rx_action
+	// (skb_attempt_defer_free, used by TCP; 128 in current kernels, 64
+	// before; 0 = off, the reader frees, as before v5.19).
+	SkbDeferMax int `toml:"skb_defer_max"`
 }
 
 // App configures the application reading the socket(s).

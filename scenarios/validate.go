@@ -133,6 +133,7 @@ func (s *Spec) validate() error {
 		func() error { return rangeInt("gro.normal_batch", s.GRO.NormalBatch, 0, 1<<16) },
 		func() error { return rangeInt("gro.max_size", s.GRO.MaxSize, 1500, 524280) },
 		func() error { return rangeInt("stack.rcvbuf", s.Stack.Rcvbuf, 2048, 1<<30) },
+		func() error { return rangeInt("stack.skb_defer_max", s.Stack.SkbDeferMax, 0, 1<<20) },
 		func() error {
 			if s.Stack.Truesize == 0 {
 				return nil

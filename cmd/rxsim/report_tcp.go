@@ -46,6 +46,10 @@ func writeNetperf(w io.Writer, s *scenarios.Spec, r *host.Result) {
 		groupThousands(int64(t.SegmentsPerSec)), groupThousands(int64(t.SkbsPerSec)), t.SegsPerSkb, groupThousands(int64(t.BackloggedPerSec)), groupThousands(int64(t.BacklogCoalescePerSec)),
 		groupThousands(int64(ptrOr(r.AcksPerSec))), groupThousands(int64(t.AcksSoftirq)), groupThousands(int64(t.AcksBacklog)),
 		groupThousands(int64(t.AcksApp)), groupThousands(int64(t.AcksDelack)), groupThousands(int64(t.DupAcks)), t.SegsPerAck)
+	if t.DeferredFreesPerSec > 0 {
+		fmt.Fprintf(w, "; skb frees deferred to the allocating CPU %s/s (kick IPIs %s/s)",
+			groupThousands(int64(t.DeferredFreesPerSec)), groupThousands(int64(t.DeferKicksPerSec)))
+	}
 	if t.Retransmits > 0 || t.OfoDrops > 0 || t.RcvbufDrops > 0 || t.RTOs > 0 {
 		fmt.Fprintf(w, "; retrans %s/s ofo drops %s/s rcvbuf drops %s/s RTOs %d",
 			groupThousands(int64(t.Retransmits)), groupThousands(int64(t.OfoDrops)), groupThousands(int64(t.RcvbufDrops)), t.RTOs)

@@ -13,8 +13,8 @@
 //
 // Left out: RFS (rps_sock_flow_table, rflow->last_qtail ordering), the
 // per-flow limit (flow_limit_cpu_bitmap defaults to off), netif_running
-// checks, CPU hotplug, netif_rx's own accounting, and the skb_defer_free
-// lists. process_backlog's inline completion is modelled with
+// checks, CPU hotplug and netif_rx's own accounting (the skb defer lists
+// are napi.Softnet's). process_backlog's inline completion is modelled with
 // napi_complete_done (its per-call cost is charged).
 //
 // Kernel files followed: net/core/dev.c (enqueue_to_backlog,

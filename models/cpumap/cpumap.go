@@ -348,7 +348,7 @@ func (m *Map) flushBq(w *sim.Work, e *Entry, rxCPU int) {
 		for i := 0; i < n; i++ {
 			p := bq.q[i]
 			w.Add(m.fnBuild, m.cBuild)
-			p.CsumOK, p.Hash = false, 0
+			p.CsumOK, p.Hash, p.AllocCPU = false, 0, uint16(rxCPU)
 			m.backlog.Enqueue(w, rxCPU, e.CPU, p) // drops are the backlog's
 		}
 	} else {

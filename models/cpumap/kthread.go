@@ -111,6 +111,7 @@ func (e *Entry) process(w *sim.Work, frames []pkt.Packet) []pkt.Packet {
 		w.Add(m.fnBuild, m.cBuild)
 		frames[i].CsumOK = false
 		frames[i].Hash = 0
+		frames[i].AllocCPU = uint16(e.CPU)
 	}
 	return frames[:kept]
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rxsim/rxsim/models/gro"
+	"github.com/rxsim/rxsim/models/napi"
 	"github.com/rxsim/rxsim/models/stack"
 	"github.com/rxsim/rxsim/models/traffic"
 	"github.com/rxsim/rxsim/scenarios"
@@ -72,6 +73,9 @@ func TCPLayer(h *Host) error {
 	if err := h.need("tcp", "tcp_v4_rcv", "tcp_v4_do_rcv", "tcp_add_backlog", "tcp_send_ack", "tcp_recvmsg", "_copy_to_iter", "tcp_sendmsg", "sock_def_readable"); err != nil {
 		return err
 	}
+	if err := h.enableDefer(); err != nil {
+		return err
+	}
 	x.collectGRO()
 	// every tcp_v4_rcv starts a CPU step (sim.Work.Yield), so that whether
 	// the reader owns the socket is judged at that time on any CPU
@@ -115,6 +119,24 @@ func (x *TCPExt) collectGRO() {
 			}
 		}
 	}
+}
+
+// enableDefer turns on skb_attempt_defer_free towards every CPU with
+// stack.skb_defer_max (the costs are needed only when it is on).
+func (h *Host) enableDefer() error {
+	max := h.Spec.Stack.SkbDeferMax
+	if max <= 0 {
+		return nil
+	}
+	if err := h.need("skb_defer_max", "skb_attempt_defer_free", "skb_defer_free_flush", "net_rps_send_ipi", "ipi_handler"); err != nil {
+		return err
+	}
+	c := napi.DeferCosts{Push: h.Cost("skb_attempt_defer_free").Call, Free: h.Cost("skb_defer_free_flush").Pkt,
+		IPISend: h.Cost("net_rps_send_ipi").Call, IPIHandler: h.Cost("ipi_handler").Call}
+	for _, sn := range h.Softnet {
+		sn.EnableDefer(max, c, h.Funcs, h.release)
+	}
+	return nil
 }
 
 func (h *Host) tcpCosts() stack.TCPCosts {

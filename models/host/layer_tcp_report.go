@@ -2,6 +2,7 @@ package host
 
 import (
 	"github.com/rxsim/rxsim/models/gro"
+	"github.com/rxsim/rxsim/models/napi"
 	"github.com/rxsim/rxsim/models/stack"
 	"github.com/rxsim/rxsim/models/traffic"
 )
@@ -12,10 +13,16 @@ type tcpSnap struct {
 	stream traffic.TCPStreamStats
 	rr     traffic.TCPRRStats
 	gro    gro.Stats
+	defers napi.DeferStats // summed over the CPUs
 }
 
 func (x *TCPExt) counters() tcpSnap {
 	s := tcpSnap{tcp: x.TCP.Stats, gro: x.groStats()}
+	for _, sn := range x.h.Softnet {
+		s.defers.Deferred += sn.Defer.Deferred
+		s.defers.Freed += sn.Defer.Freed
+		s.defers.Kicks += sn.Defer.Kicks
+	}
 	if x.Stream != nil {
 		s.stream = x.Stream.Stats
 	}
@@ -74,6 +81,8 @@ func (x *TCPExt) Report(r *Result, secs float64) {
 		ReadsPerSec: rate(t.Reads, o.Reads), WakeupsPerSec: rate(t.Wakeups, o.Wakeups),
 		BackloggedPerSec: rate(t.Backlogged, o.Backlogged), BacklogCoalescePerSec: rate(t.BacklogCoalesced, o.BacklogCoalesced),
 		OfoDrops: rate(t.OfoDrops, o.OfoDrops), RcvbufDrops: rate(t.RcvbufDrops, o.RcvbufDrops),
+		DeferredFreesPerSec: rate(now.defers.Deferred, old.defers.Deferred),
+		DeferKicksPerSec:    rate(now.defers.Kicks, old.defers.Kicks),
 	}
 	if tr.SkbsPerSec > 0 {
 		tr.SegsPerSkb = tr.SegmentsPerSec / tr.SkbsPerSec

@@ -377,3 +377,71 @@ func TestTCPPacedSameThroughput(t *testing.T) {
 		t.Errorf("CPU %.1f%% with GRO, %.1f%% without, at the same throughput; want GRO to save more than 30%%", cpu[0], cpu[1])
 	}
 }
+
+// TestTCPDeferFree: skb_attempt_defer_free with netserver on CPU 1. With
+// skb_defer_max 128 (the default) every skb netserver consumes was built on
+// the RX CPU, so CPU 0's net_rx_action frees it and netserver pays only the
+// push; with 0 (before v5.19), or with netserver on the RX CPU, netserver
+// frees them itself. In every case each RX buffer handed up by the driver
+// is in a socket queue, on a socket backlog, held by GRO, on a defer list,
+// or back in its RX queue.
+func TestTCPDeferFree(t *testing.T) {
+	const d = `duration="20ms"`
+	cases := []struct {
+		name     string
+		sets     []string
+		deferred bool
+	}{
+		{"default, reader on CPU 1", []string{d, "nic.gro=false"}, true},
+		{"skb_defer_max 0", []string{d, "nic.gro=false", "stack.skb_defer_max=0"}, false},
+		{"reader on the RX CPU", []string{d, "nic.gro=false", "app.cpus=[0]"}, false},
+		{"GRO on", []string{d}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h, r := tcpRun(t, "tcp-stream-gro", c.sets...)
+			fn := map[string][2]int64{}
+			for _, f := range r.Funcs {
+				if f.CPU < 2 {
+					v := fn[f.Func]
+					v[f.CPU] = f.NS
+					fn[f.Func] = v
+				}
+			}
+			tr := r.TCP
+			if got := tr.DeferredFreesPerSec > 0; got != c.deferred {
+				t.Fatalf("%.0f skb frees/s deferred, want deferral %v", tr.DeferredFreesPerSec, c.deferred)
+			}
+			flush, push := fn["skb_defer_free_flush"], fn["skb_attempt_defer_free"]
+			if c.deferred {
+				// CPU 0 frees, CPU 1 pushes, at 60 and 15 ns per skb
+				perSkb := float64(flush[0]) / r.SimSeconds / tr.DeferredFreesPerSec
+				if flush[1] != 0 || push[0] != 0 || perSkb < 59 || perSkb > 61 {
+					t.Errorf("flush %v ns (%.1f per deferred skb on CPU 0), push %v ns; want the frees on CPU 0, the pushes on CPU 1", flush, perSkb, push)
+				}
+			} else if flush != [2]int64{} || push != [2]int64{} {
+				t.Errorf("flush %v, push %v ns, want none", flush, push)
+			}
+			var x *TCPExt
+			var st *StackExt
+			for _, e := range h.Ext {
+				switch e := e.(type) {
+				case *TCPExt:
+					x = e
+				case *StackExt:
+					st = e
+				}
+			}
+			held := int(x.TCP.SocketSegs()) + x.TCP.Queued()
+			for _, dr := range st.Drivers {
+				held += dr.Queued()
+			}
+			for _, sn := range h.Softnet {
+				held += sn.DeferredBuffers()
+			}
+			if in := h.Queues[0].Inflight; in != held {
+				t.Errorf("RX queue has %d buffers handed away, %d held by sockets, backlogs, GRO and defer lists", in, held)
+			}
+		})
+	}
+}

@@ -80,10 +80,15 @@ type TCPResult struct {
 	// BacklogCoalescePerSec is those merged into the backlog's tail skb
 	// (TcpExt TCPBacklogCoalesce).
 	BacklogCoalescePerSec float64 `json:"backlog_coalesce_per_sec"`
-	OfoDrops              float64 `json:"ofo_drops_per_sec"`
-	RcvbufDrops           float64 `json:"rcvbuf_drops_per_sec"`
-	Retransmits           float64 `json:"retransmits_per_sec"`
-	RTOs                  uint64  `json:"rtos"`
+	// DeferredFreesPerSec is consumed skbs handed back to the CPU that
+	// built them (skb_attempt_defer_free), DeferKicksPerSec the IPIs
+	// that made such a CPU flush its list.
+	DeferredFreesPerSec float64 `json:"deferred_frees_per_sec"`
+	DeferKicksPerSec    float64 `json:"defer_kicks_per_sec"`
+	OfoDrops            float64 `json:"ofo_drops_per_sec"`
+	RcvbufDrops         float64 `json:"rcvbuf_drops_per_sec"`
+	Retransmits         float64 `json:"retransmits_per_sec"`
+	RTOs                uint64  `json:"rtos"`
 	// ServiceDemand is CPU time summed over CPUs per unit of work, netperf
 	// style: us per KB for a stream, us per transaction for TCP_RR.
 	ServiceDemand     float64 `json:"service_demand"`

@@ -212,6 +212,9 @@ func (t *threadedPoll) Run(now sim.Time, w *sim.Work) {
 	t.n.softnet.inThreaded = true
 	_, repoll := t.n.poll(w)
 	t.n.softnet.runEndHooks(w)
+	if t.n.thread.CPU() == t.n.softnet.cpu {
+		t.n.softnet.flushDeferred(w) // skb_defer_free_flush after the RPS IPIs
+	}
 	t.n.softnet.inThreaded = false
 	t.more = repoll
 }

@@ -70,6 +70,10 @@ type Softnet struct {
 	ksoftState *ksoftTask
 
 	endHooks []func(w *sim.Work)
+	defers   *deferList
+
+	// Defer counts the skb frees other CPUs deferred to this one.
+	Defer DeferStats
 
 	// Stats (softnet_stat and more).
 	Processed   uint64 // packets handed to the stack on this CPU (updated by the stack)
@@ -199,6 +203,7 @@ func (s *Softnet) step(w *sim.Work) {
 	}
 	s.cur = nil
 	s.endOfRound = true
+	s.flushDeferred(w) // skb_defer_free_flush at the top of the loop
 	if s.more() {
 		n := s.pop()
 		if n.sched {

@@ -47,6 +47,10 @@ type Packet struct {
 	CsumOK bool
 	// Queue is the RX queue the packet arrived on.
 	Queue uint16
+	// AllocCPU is the CPU that built the packet's skb (skb->alloc_cpu: the
+	// RX CPU for the driver's build_skb, the kthread's for cpumap); a skb
+	// consumed elsewhere is freed there (skb_attempt_defer_free).
+	AllocCPU uint16
 	// Txn tags request/response transactions (TCP_RR); 0 otherwise.
 	Txn uint32
 }

@@ -37,7 +37,8 @@
 // IPv6, IP options and fragments, netfilter, routing other than local
 // delivery, ICMP generation (icmp_send is rate-limited and only its check is
 // costed), UDP GRO and encapsulation, socket filters, SO_BUSY_POLL, memory
-// pressure (udp_mem), and the skb_defer_free of the reader's CPU. The
+// pressure (udp_mem), and skb_attempt_defer_free for UDP (a UDP reader frees
+// its skbs itself; TCP defers them, see tcp.go). The
 // software UDP checksum of CHECKSUM_NONE skbs (cpumap-built) is not a
 // separate item: it is inside udp_rcv's cost, calibrated on cpumap
 // traffic (kernel-rx-path.md §9).

@@ -35,6 +35,7 @@ func NewDriverRx(st *Stack, cpu int, cfg gro.Config, costs gro.Costs, funcs *sim
 // Receive implements xdp.Stack: build_skb + napi_gro_receive.
 func (d *DriverRx) Receive(w *sim.Work, p pkt.Packet) {
 	d.st.BuildSkb(w)
+	p.AllocCPU = uint16(d.cpu)
 	d.GRO.Receive(w, p)
 }
 

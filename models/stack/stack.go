@@ -191,6 +191,14 @@ func (s *Stack) ip(w *sim.Work, cpu int, p pkt.Packet) {
 // BuildSkb charges the driver's skb build for one XDP_PASS packet.
 func (s *Stack) BuildSkb(w *sim.Work) { w.Add(s.fnBuild, s.cBuild) }
 
+// Softnet returns CPU i's softnet (nil if the stack has none for it).
+func (s *Stack) Softnet(i int) *napi.Softnet {
+	if i >= 0 && i < len(s.softnet) {
+		return s.softnet[i]
+	}
+	return nil
+}
+
 // cpu returns CPU i of the host (nil if the stack has no softnet for it).
 func (s *Stack) cpu(i int) *sim.CPU {
 	if i >= 0 && i < len(s.softnet) && s.softnet[i] != nil {

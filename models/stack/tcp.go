@@ -59,10 +59,14 @@ package stack
 // autotuning (tcp_rcv_space_adjust), tcp_try_coalesce in the receive queue
 // (the backlog's coalescing is modelled),
 // the prequeue/ucopy history, TCP options other than timestamps, memory
-// pressure (tcp_mem), the TX completion interrupt (its cost is part of the
-// per-ACK cost), and skb_attempt_defer_free (v5.19+), which hands the
-// reader's skb frees back to the allocating CPU's net_rx_action: here the
-// reader pays them (tcp_recvmsg per skb).
+// pressure (tcp_mem) and the TX completion interrupt (its cost is part of
+// the per-ACK cost).
+//
+// Freeing: the reader frees each skb it has copied out (tcp_recvmsg per
+// skb), unless the skb was built on another CPU and that CPU's softnet has
+// skb_defer_max > 0: skb_attempt_defer_free (v5.19+) then pushes it on
+// that CPU's defer list and its net_rx_action frees it (napi.Softnet
+// DeferFree), and the skb's RX buffers return to their queue only then.
 
 import (
 	"github.com/rxsim/rxsim/models/gro"
@@ -157,6 +161,7 @@ type TCPStats struct {
 	Responses        uint64 // responses sent (piggybacking the ACK)
 	Backlogged       uint64 // skbs put on sk_backlog because the reader owned the socket
 	BacklogCoalesced uint64 // of those, merged into the backlog's tail skb (TCPBacklogCoalesce)
+	DeferredFrees    uint64 // consumed skbs handed to their allocating CPU (skb_attempt_defer_free)
 	BytesRead        uint64 // payload bytes copied to the application
 	Reads            uint64 // tcp_recvmsg calls that returned data
 	Wakeups          uint64 // sk_data_ready wakeups of a sleeping reader

@@ -19,6 +19,7 @@ type tcpSkb struct {
 	segs     int32
 	truesize int32
 	queue    uint16
+	allocCPU uint16 // skb->alloc_cpu
 	// cpu and class: the CPU and class of the step that queued it, which
 	// pays the wake-up of a reader that sleeps until it (see TCPApp.Done).
 	cpu   *sim.CPU
@@ -172,7 +173,7 @@ func (sk *TCPSocket) enqueue(at sim.Time, p pkt.Packet, truesize int, cpu *sim.C
 	i := (sk.head + sk.n) % len(sk.q)
 	sk.rcvNxt += uint32(p.Payload)
 	sk.q[i] = tcpSkb{at: at, end: sk.rcvNxt, bytes: p.Payload, segs: int32(p.WireSegs()), truesize: int32(truesize),
-		queue: p.Queue, cpu: cpu, class: cl}
+		queue: p.Queue, allocCPU: p.AllocCPU, cpu: cpu, class: cl}
 	sk.n++
 	sk.rmem += truesize
 	sk.bytes += int(p.Payload)
@@ -390,10 +391,9 @@ func (sk *TCPSocket) copyOut(w *sim.Work, room int) int {
 		e.bytes -= int32(take)
 		sk.seenNxt = e.end
 		if e.bytes == 0 {
-			w.Add(t.fnRecv, t.cRecvSkb)
+			sk.eat(w, e)
 			sk.rmem -= int(e.truesize)
 			sk.segs -= int(e.segs)
-			t.st.Release(e.queue, int(e.segs))
 			sk.head = (sk.head + 1) % len(sk.q)
 			sk.n--
 		}
@@ -401,6 +401,22 @@ func (sk *TCPSocket) copyOut(w *sim.Work, room int) int {
 	sk.bytes -= copied
 	t.Stats.BytesRead += uint64(copied)
 	return copied
+}
+
+// eat is tcp_eat_recv_skb for an skb copied out: skb_attempt_defer_free
+// (v5.19+) hands an skb built on another CPU to that CPU's defer list,
+// whose net_rx_action frees it; the reader frees the others itself
+// (tcp_recvmsg per skb), and those that find the list full.
+func (sk *TCPSocket) eat(w *sim.Work, e *tcpSkb) {
+	t := sk.t
+	if c := int(e.allocCPU); c != sk.app.th.CPU().ID {
+		if sn := t.st.Softnet(c); sn != nil && sn.DeferFree(w, e.queue, int(e.segs)) {
+			t.Stats.DeferredFrees++
+			return
+		}
+	}
+	w.Add(t.fnRecv, t.cRecvSkb)
+	t.st.Release(e.queue, int(e.segs))
 }
 
 // serve answers every complete request read so far (tcp_sendmsg of the
