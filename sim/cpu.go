@@ -37,6 +37,21 @@ type Task interface {
 	Done(now Time) bool
 }
 
+// Atomic is implemented by a thread task that cannot be switched out at
+// the end of some of its steps: a kthread inside a section with bottom
+// halves disabled, such as ksoftirqd inside net_rx_action, reaches a
+// preemption point only when the section ends (cond_resched). A switch
+// that falls due meanwhile waits for the first step after which Atomic
+// reports false.
+type Atomic interface {
+	Atomic() bool
+}
+
+func atomicNow(t Task) bool {
+	a, ok := t.(Atomic)
+	return ok && a.Atomic()
+}
+
 // Thread is a schedulable thread bound to one CPU.
 type Thread struct {
 	Name  string // e.g. "ksoftirqd/0", "cpumap/1/map:1"
@@ -372,7 +387,7 @@ func (c *CPU) Fire(now Time, gen int64) {
 			t.Scheds++
 			c.current = nil
 			c.sliceRun = 0
-		} else if len(c.runq) > 0 && (c.resched || c.sliceRun >= c.sched.BaseSlice) {
+		} else if len(c.runq) > 0 && (c.resched || c.sliceRun >= c.sched.BaseSlice) && !atomicNow(t.task) {
 			c.resched = false
 			t.Scheds++
 			c.enqueue2(t)

@@ -326,6 +326,31 @@ func TestWakeupPlacement(t *testing.T) {
 	}
 }
 
+// atomicStep is a step task that reports Atomic while its step count is
+// above free.
+type atomicStep struct {
+	*step
+	free int
+}
+
+func (a *atomicStep) Atomic() bool { return a.steps > a.free }
+
+// TestAtomicDefersSwitch: the wake-up of TestWakeupPlacement, with a in a
+// bottom-half-disabled section for its steps up to 10.3 ms: b preempts at
+// the first step boundary after it, not at 10.1 ms.
+func TestAtomicDefersSwitch(t *testing.T) {
+	r := newRig(DefaultSched())
+	a := &atomicStep{step: r.task("a", us(100), 1<<30)}
+	a.free = a.steps - 103 // atomic until its 103rd step ends at 10.3 ms
+	b := r.task("b", us(100), 1)
+	ta := r.cpu.NewThread("a", "a", a)
+	tb := r.cpu.NewThread("b", "b", b)
+	at(r.eng, 0, func() { r.cpu.Wake(ta) })
+	at(r.eng, us(10050), func() { r.cpu.Wake(tb) })
+	r.eng.Run(us(11000))
+	eqTimes(t, "b", append(b.starts, b.ends...), us(10300), us(10400))
+}
+
 // TestWakeupNoPreempt: a sleeper whose vruntime is within a BaseSlice of
 // the running thread's waits for the end of the running thread's turn.
 func TestWakeupNoPreempt(t *testing.T) {

@@ -319,6 +319,13 @@ func (k *ksoftTask) Run(now sim.Time, w *sim.Work) {
 	s.step(w)
 }
 
+// Atomic implements sim.Atomic: inside a net_rx_action invocation
+// ksoftirqd runs with bottom halves disabled (__do_softirq), so a thread
+// woken meanwhile gets the CPU only when the invocation ends; the
+// scheduler sees ksoftirqd's need_resched between invocations, where
+// __do_softirq stops restarting and run_ksoftirqd calls cond_resched.
+func (k *ksoftTask) Atomic() bool { return k.busy && !k.s.endOfRound }
+
 // Done implements sim.Task.
 func (k *ksoftTask) Done(now sim.Time) bool {
 	s := k.s
