@@ -9,6 +9,18 @@ import (
 
 // defaults returns a Spec with the kernel's defaults (kernel-rx-path.md §11);
 // hardware defaults are filled from the hw profile after decoding.
+// RmemDefault is net.core.rmem_default (SK_RMEM_MAX, 212992): the
+// sk_rcvbuf of a socket that does not set SO_RCVBUF, as udp_sink and
+// rxsim validate's listener do not.
+const RmemDefault = 212992
+
+// TCPRcvbuf is the default sk_rcvbuf of a TCP receiver: twice rmem_default
+// (SO_RCVBUF 212992, which the kernel doubles). The kernel starts a TCP
+// socket at tcp_rmem[1] (131072) and grows it by receive-buffer autotuning
+// (tcp_rcv_space_adjust, up to tcp_rmem[2]); the model has no autotuning,
+// so it uses this fixed size.
+const TCPRcvbuf = 2 * RmemDefault
+
 func defaults() *Spec {
 	return &Spec{
 		HW:       "ixgbe",
@@ -23,7 +35,7 @@ func defaults() *Spec {
 		Cpumap:   Cpumap{QSize: 2048, Delivery: "gro", BulkSize: 8, Batch: 8},
 		Backlog:  Backlog{MaxBacklog: 1000, DevWeight: 64},
 		GRO:      GRO{NormalBatch: 8, MaxSize: 65536},
-		Stack:    Stack{Listen: false, Rcvbuf: 212992 * 2, SkbDeferMax: 128},
+		Stack:    Stack{Listen: false, Rcvbuf: RmemDefault, SkbDeferMax: 128},
 		App:      App{Batch: 1},
 		Traffic: Traffic{Kind: "pktgen", PktSize: 60, Threads: 1, Burst: 0, Flows: 1, Rate: "line",
 			ThreadMaxPPS: 12e6, MSS: 1448, TSOBytes: 65536, Streams: 1, ReqSize: 1, RespSize: 1,

@@ -296,6 +296,12 @@ func applyDefaults(s *Spec, md toml.MetaData) error {
 	if !md.IsDefined("nic", "max_pps") {
 		s.NIC.MaxPPS = p.NIC.MaxPPS.V
 	}
+	if !md.IsDefined("stack", "rcvbuf") {
+		s.Stack.Rcvbuf = RmemDefault // sock_init_data: a socket without SO_RCVBUF
+		if s.Traffic.Kind == "tcp_stream" || s.Traffic.Kind == "tcp_rr" {
+			s.Stack.Rcvbuf = TCPRcvbuf
+		}
+	}
 	s.ringMax = int(p.NIC.RingMax.V)
 	s.profGHz = p.GHz
 	// Out-of-range cpus and queues are reported by validate; do not divide

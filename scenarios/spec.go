@@ -157,7 +157,8 @@ type GRO struct {
 type Stack struct {
 	// Listen says whether a socket is bound to the traffic's port.
 	Listen bool `toml:"listen"`
-	// Rcvbuf is SO_RCVBUF in bytes (the kernel doubles the user value; this is the doubled value).
+	// Rcvbuf is sk_rcvbuf in bytes (SO_RCVBUF doubled, as the kernel does;
+	// unset: RmemDefault for UDP, TCPRcvbuf for TCP traffic).
 	Rcvbuf int `toml:"rcvbuf"`
 	// Truesize is the skb->truesize a received UDP datagram charges to the
 	// socket (0 = the model's SKB_TRUESIZE of a half-page RX buffer, 2304).
