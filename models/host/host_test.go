@@ -157,7 +157,7 @@ func TestConservationFirstPath(t *testing.T) {
 func BenchmarkSim(b *testing.B) {
 	for _, name := range []string{"xdp-drop-ixgbe", "xdp-drop-i40e"} {
 		b.Run("scenario="+name, func(b *testing.B) {
-			benchScenario(b, name, "duration=\"20ms\"", "warmup=\"0s\"")
+			benchScenario(b, name, "duration=\"100ms\"", "warmup=\"0s\"")
 		})
 	}
 }
