@@ -88,6 +88,8 @@ func TestParseErrors(t *testing.T) {
 			"scenario x.toml:1: nics: unknown key; did you mean nic?"},
 		{"header with comment", "[nic] # device\nring_sise = 1\n",
 			"scenario x.toml:2: nic.ring_sise: unknown key; did you mean nic.ring_size?"},
+		{"raw_drop on veth", "hw = 'veth'\n[stack]\nraw_drop = true\n",
+			"scenario x.toml:3: stack.raw_drop: not modelled for hw veth, expected a NIC (ixgbe, i40e)"},
 		{"negative skb_defer_max", "[stack]\nskb_defer_max = -1\n",
 			"scenario x.toml:2: stack.skb_defer_max: -1 out of range, expected 0..1048576"},
 		{"dotted key wrong type", "name = 'x'\nnic.ring_size = 'a'\n",

@@ -163,6 +163,11 @@ type Stack struct {
 	// Truesize is the skb->truesize a received UDP datagram charges to the
 	// socket (0 = the model's SKB_TRUESIZE of a half-page RX buffer, 2304).
 	Truesize int `toml:"truesize"`
+	// RawDrop loads `iptables -t raw -I PREROUTING -p udp -j DROP`: every
+	// UDP skb is dropped at ip_rcv's PREROUTING hook (TCP passes; the
+	// rule's cost for non-matching packets is not modelled). NIC devices
+	// only.
+	RawDrop bool `toml:"raw_drop"`
 	// SkbDeferMax is net.core.skb_defer_max: how many consumed skbs a CPU
 	// takes back from readers on other CPUs to free in its net_rx_action
 	// (skb_attempt_defer_free, used by TCP; 128 in current kernels, 64

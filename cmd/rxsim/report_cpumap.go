@@ -73,6 +73,15 @@ func deliveryText(s *scenarios.Spec, c *host.CpumapResult) string {
 	rx, ip := cost("netif_receive_skb"), cost("ip_rcv")
 	calls := rx.Call + ip.Call
 	b := c.KthreadBatchAvg
+	t := deliveryModeText(s, c, cost, rx, ip, calls, b)
+	if s.Stack.RawDrop {
+		t += fmt.Sprintf("; the raw-table rule drops UDP at PREROUTING for %.0f ns instead of ip_rcv's %.0f ns per packet and the UDP layer",
+			cost("iptables_raw_drop").Pkt, ip.Pkt)
+	}
+	return t
+}
+
+func deliveryModeText(s *scenarios.Spec, c *host.CpumapResult, cost func(string) hw.Cost, rx, ip hw.Cost, calls, b float64) string {
 	switch c.Delivery {
 	case "single":
 		return fmt.Sprintf("single: netif_receive_skb_core per packet (no RPS) pays every per-call part: netif_receive_skb %.0f+%.0f, ip_rcv %.0f+%.0f ns = %.0f ns call overhead per packet",

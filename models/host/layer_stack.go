@@ -38,6 +38,9 @@ func StackLayer(h *Host) error {
 	}
 	x := &StackExt{h: h}
 	x.Stack = stack.New(sc, h.Funcs, h.Softnet, &h.Ledger, h.release)
+	if s.Stack.RawDrop {
+		x.Stack.RawDropUDP = true
+	}
 	x.UDP = stack.NewUDP(x.Stack, h.Funcs)
 	bc, err := h.backlogCosts()
 	if err != nil {
@@ -140,7 +143,14 @@ func (h *Host) stackCosts() (stack.Costs, error) {
 	}
 	c := h.Cost
 	r := c("recvmsg")
-	return stack.Costs{
+	raw := 0.0
+	if h.Spec.Stack.RawDrop {
+		if err := h.need("stack.raw_drop", "iptables_raw_drop"); err != nil {
+			return stack.Costs{}, err
+		}
+		raw = c("iptables_raw_drop").Pkt
+	}
+	return stack.Costs{RawDrop: raw,
 		BuildSkb: c("build_skb").Pkt, RecvCall: c("netif_receive_skb").Call, RecvPkt: c("netif_receive_skb").Pkt,
 		IPCall: c("ip_rcv").Call, IPPkt: c("ip_rcv").Pkt, UDPRcv: c("udp_rcv").Pkt,
 		UDPEnqueue: c("udp_queue_rcv_skb").Pkt, UDPNoPort: c("udp_noport").Pkt, Wake: c("sock_def_readable").Call,

@@ -14,6 +14,7 @@ const (
 	CpumapProgDrop                // cpumap program returned XDP_DROP
 	CpumapKmemAlloc               // skb allocation failure in the kthread
 	Backlog                       // netdev_max_backlog exceeded (softnet dropped)
+	NFRaw                         // dropped by an iptables raw-table PREROUTING rule
 	Rcvbuf                        // socket receive buffer full (RcvbufErrors)
 	UDPNoPorts                    // no socket listening (UdpNoPorts)
 	VethRingFull                  // veth ptr_ring full (peer's tx_dropped)
@@ -25,7 +26,7 @@ const (
 var reasonNames = [NumReasons]string{
 	"rx_missed", "nic_cap", "xdp_drop", "xdp_aborted", "xdp_tx_err",
 	"cpumap_enqueue", "cpumap_prog_drop", "cpumap_kmem_alloc", "backlog",
-	"rcvbuf", "udp_noports", "veth_ring_full", "tcp_out_of_window",
+	"iptables_raw", "rcvbuf", "udp_noports", "veth_ring_full", "tcp_out_of_window",
 	"tcp_ofo",
 }
 

@@ -30,6 +30,10 @@ type Costs struct {
 	// Wake is sock_def_readable waking the reader (try_to_wake_up), charged
 	// to the waker.
 	Wake float64
+	// RawDrop is the IP-level part of an iptables raw-table drop, per skb:
+	// ip_rcv_core, NF_HOOK(PREROUTING) into the raw table's rule and
+	// kfree_skb (ip_rcv's per-call part is charged as usual).
+	RawDrop float64
 	// RecvmsgCall, RecvmsgPkt, RecvmsgByte: the reader's syscall per call,
 	// udp_recvmsg + skb free per message, copy_to_user per payload byte.
 	RecvmsgCall, RecvmsgPkt, RecvmsgByte float64
@@ -62,6 +66,8 @@ type Stats struct {
 	// NoProto counts skbs of a protocol with no registered receiver
 	// (delivered as pkt.ToStack).
 	NoProto uint64
+	// RawDrops counts skbs dropped by the raw-table rule (RawDropUDP).
+	RawDrops uint64
 }
 
 // Stack is the host's IPv4 receive path.
@@ -73,12 +79,15 @@ type Stack struct {
 	Release Releaser
 	// RPS is the steering hook (nil: RPS off).
 	RPS Steerer
-	l4  [2]L4Receiver
+	// RawDropUDP is an iptables rule `-t raw -I PREROUTING -p udp -j DROP`:
+	// every UDP skb is dropped at ip_rcv's PREROUTING hook.
+	RawDropUDP bool
+	l4         [2]L4Receiver
 
-	fnRecv, fnIP, fnBuild sim.FuncID
-	cRecvCall, cRecvPkt   sim.Time
-	cIPCall, cIPPkt       sim.Time
-	cBuild                sim.Time
+	fnRecv, fnIP, fnBuild, fnRaw sim.FuncID
+	cRecvCall, cRecvPkt          sim.Time
+	cIPCall, cIPPkt              sim.Time
+	cBuild, cRaw                 sim.Time
 
 	Stats Stats
 }
@@ -93,8 +102,9 @@ func New(c Costs, funcs *sim.Funcs, softnet []*napi.Softnet, led *pkt.Ledger, re
 	return &Stack{
 		costs: c, softnet: softnet, Led: led, Release: release,
 		fnRecv: funcs.ID("netif_receive_skb"), fnIP: funcs.ID("ip_rcv"), fnBuild: funcs.ID("build_skb"),
+		fnRaw:     funcs.ID("iptables_raw_drop"),
 		cRecvCall: ns(c.RecvCall), cRecvPkt: ns(c.RecvPkt),
-		cIPCall: ns(c.IPCall), cIPPkt: ns(c.IPPkt), cBuild: ns(c.BuildSkb),
+		cIPCall: ns(c.IPCall), cIPPkt: ns(c.IPPkt), cBuild: ns(c.BuildSkb), cRaw: ns(c.RawDrop),
 	}
 }
 
@@ -178,6 +188,13 @@ func (s *Stack) core(w *sim.Work, cpu int) {
 // ip is ip_rcv_core + ip_rcv_finish + ip_local_deliver per skb and the
 // protocol demux.
 func (s *Stack) ip(w *sim.Work, cpu int, p pkt.Packet) {
+	if s.RawDropUDP && p.Proto == pkt.UDP {
+		w.Add(s.fnRaw, s.cRaw)
+		s.Stats.RawDrops++
+		s.Led.Drop(pkt.NFRaw, p.WireSegs())
+		s.Release(p.Queue, p.WireSegs())
+		return
+	}
 	w.Add(s.fnIP, s.cIPPkt)
 	if int(p.Proto) < len(s.l4) && s.l4[p.Proto] != nil {
 		s.l4[p.Proto].Rcv(w, cpu, p)
