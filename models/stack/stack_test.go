@@ -62,6 +62,55 @@ func TestSingleVsListCost(t *testing.T) {
 	}
 }
 
+// The raw-table rule drops UDP after ip_rcv's per-call part, for its own
+// per-skb cost instead of ip_rcv's, udp_rcv's and the no-port path's; the
+// buffers return to their queue; other protocols pass.
+func TestRawDropUDP(t *testing.T) {
+	c := costs
+	c.RawDrop = 9
+	for _, tc := range []struct {
+		name  string
+		proto pkt.Proto
+		list  bool
+		want  sim.Time
+	}{
+		{"udp single", pkt.UDP, false, 8 * (25 + 30 + 15 + 9)},
+		{"udp list", pkt.UDP, true, 25 + 15 + 8*(30+9)},
+		{"tcp passes", pkt.TCP, true, 25 + 15 + 8*(30+55)},
+	} {
+		var led pkt.Ledger
+		released := 0
+		st := stack.New(c, sim.NewFuncs(), nil, &led, func(_ uint16, n int) { released += n })
+		st.RawDropUDP = true
+		u := stack.NewUDP(st, sim.NewFuncs())
+		var w sim.Work
+		skbs := modeltest.Constant(8, 0, 0, 60, 1)
+		for i := range skbs {
+			skbs[i].Proto = tc.proto
+		}
+		led.Offer(len(skbs))
+		if tc.list {
+			st.ReceiveList(&w, 0, skbs)
+		} else {
+			for _, p := range skbs {
+				st.Receive(&w, 0, p)
+			}
+		}
+		if w.Total() != tc.want {
+			t.Errorf("%s: %d ns, want %d", tc.name, w.Total(), tc.want)
+		}
+		wantDrops := 0
+		if tc.proto == pkt.UDP {
+			wantDrops = 8
+		}
+		if int(st.Stats.RawDrops) != wantDrops || int(led.Dropped[pkt.NFRaw]) != wantDrops || u.Stats.NoPorts != 0 || released != 8 {
+			t.Errorf("%s: raw drops %d (ledger %d), NoPorts %d, released %d; want %d, %d, 0, 8",
+				tc.name, st.Stats.RawDrops, led.Dropped[pkt.NFRaw], u.Stats.NoPorts, released, wantDrops, wantDrops)
+		}
+		modeltest.Conservation(t, &led)
+	}
+}
+
 // sk_rcvbuf admits an skb while sk_rmem_alloc <= sk_rcvbuf before its
 // truesize is charged: a buffer of 10 truesizes takes 11 skbs.
 func TestRcvbufErrors(t *testing.T) {
