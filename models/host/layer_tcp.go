@@ -147,7 +147,7 @@ func (h *Host) tcpCosts() stack.TCPCosts {
 		RecvCall:   h.Cost("tcp_recvmsg").Call, RecvSkb: h.Cost("tcp_recvmsg").Pkt,
 		CopyByte: h.Cost("_copy_to_iter").Byte,
 		SendCall: h.Cost("tcp_sendmsg").Call, SendByte: h.Cost("tcp_sendmsg").Byte,
-		Wake: h.Cost("sock_def_readable").Call,
+		Wake: h.Cost("sock_def_readable").Call, WakeLocal: h.Cost("sock_def_readable_local").Call,
 	}
 }
 

@@ -27,9 +27,12 @@ type Costs struct {
 	// UDPNoPort is the no-listener path: the rate-limited icmp_send check
 	// and kfree_skb, per skb.
 	UDPNoPort float64
-	// Wake is sock_def_readable waking the reader (try_to_wake_up), charged
-	// to the waker.
+	// Wake is sock_def_readable waking a reader that sleeps on another CPU
+	// (try_to_wake_up with the IPI), charged to the waker.
 	Wake float64
+	// WakeLocal is sock_def_readable waking a reader that sleeps on the
+	// waker's own CPU (a local enqueue, no IPI), charged to the waker.
+	WakeLocal float64
 	// RawDrop is the IP-level part of an iptables raw-table drop, per skb:
 	// ip_rcv_core, NF_HOOK(PREROUTING) into the raw table's rule and
 	// kfree_skb (ip_rcv's per-call part is charged as usual).

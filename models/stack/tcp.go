@@ -118,8 +118,9 @@ type TCPCosts struct {
 	// SendCall, SendByte: tcp_sendmsg of a response per call (including
 	// its transmission) and per byte copied from the user.
 	SendCall, SendByte float64
-	// Wake is sk_data_ready waking a sleeping reader, charged to the waker.
-	Wake float64
+	// Wake and WakeLocal: sk_data_ready waking a reader that sleeps on
+	// another CPU (with an IPI) or on the waker's own, charged to the waker.
+	Wake, WakeLocal float64
 }
 
 // TCPConfig configures the host's TCP receive side.
@@ -184,10 +185,10 @@ type TCP struct {
 	byID  map[uint32]*TCPSocket // only for flows outside [first, first+len)
 
 	fnRcv, fnAck, fnRecv, fnCopy, fnSend, fnWake sim.FuncID
-	fnDoRcv, fnBacklog                           sim.FuncID
+	fnDoRcv, fnBacklog, fnWakeLocal              sim.FuncID
 	cRcvSkb, cDoRcvSkb, cDoRcvSeg, cBacklog      sim.Time
 	cAck, cRecvCall, cRecvSkb                    sim.Time
-	cSendCall, cWake                             sim.Time
+	cSendCall, cWake, cWakeLocal                 sim.Time
 
 	Stats TCPStats
 }
@@ -206,9 +207,10 @@ func NewTCP(st *Stack, cfg TCPConfig, c TCPCosts, funcs *sim.Funcs, peer TCPPeer
 		fnRcv: funcs.ID("tcp_v4_rcv"), fnAck: funcs.ID("tcp_send_ack"), fnRecv: funcs.ID("tcp_recvmsg"),
 		fnCopy: funcs.ID("_copy_to_iter"), fnSend: funcs.ID("tcp_sendmsg"), fnWake: funcs.ID("sock_def_readable"),
 		fnDoRcv: funcs.ID("tcp_v4_do_rcv"), fnBacklog: funcs.ID("tcp_add_backlog"),
-		cRcvSkb: ns(c.RcvSkb), cDoRcvSkb: ns(c.DoRcvSkb), cDoRcvSeg: ns(c.DoRcvSeg), cBacklog: ns(c.AddBacklog),
+		fnWakeLocal: funcs.ID("sock_def_readable_local"),
+		cRcvSkb:     ns(c.RcvSkb), cDoRcvSkb: ns(c.DoRcvSkb), cDoRcvSeg: ns(c.DoRcvSeg), cBacklog: ns(c.AddBacklog),
 		cAck: ns(c.SendAck), cRecvCall: ns(c.RecvCall),
-		cRecvSkb: ns(c.RecvSkb), cSendCall: ns(c.SendCall), cWake: ns(c.Wake),
+		cRecvSkb: ns(c.RecvSkb), cSendCall: ns(c.SendCall), cWake: ns(c.Wake), cWakeLocal: ns(c.WakeLocal),
 	}
 	st.Register(pkt.TCP, t)
 	return t

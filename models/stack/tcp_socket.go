@@ -147,7 +147,7 @@ func (sk *TCPSocket) rcv(w *sim.Work, cpu *sim.CPU, p pkt.Packet) {
 	t.Stats.Bytes += uint64(p.Payload)
 	t.st.Led.Deliver(pkt.ToSocket, segs)
 	sk.ackSndCheck(w)
-	sk.dataReady(w)
+	sk.dataReady(w, cpu)
 }
 
 // drop frees a segment that was not queued and sends the immediate
@@ -263,12 +263,13 @@ func (sk *TCPSocket) armDelack(at sim.Time) {
 
 // dataReady is sk_data_ready (sock_def_readable): wake the reader if it
 // sleeps in tcp_recvmsg. The wake-up takes effect at the waker's clock.
-func (sk *TCPSocket) dataReady(w *sim.Work) {
+func (sk *TCPSocket) dataReady(w *sim.Work, cpu *sim.CPU) {
 	if !sk.sleeping || sk.wakeArmed {
 		return
 	}
 	t := sk.t
-	w.Add(t.fnWake, t.cWake)
+	fn, c := sk.wakeCost(cpu)
+	w.Add(fn, c)
 	t.Stats.Wakeups++
 	sk.wakeArmed = true
 	if t.eng == nil {
@@ -276,6 +277,15 @@ func (sk *TCPSocket) dataReady(w *sim.Work) {
 		return
 	}
 	t.eng.Schedule(w.Now(), (*wakeEvent)(sk), 0)
+}
+
+// wakeCost is sock_def_readable's cost on the waker's CPU: a reader that
+// sleeps there is woken by a local enqueue, one elsewhere with an IPI.
+func (sk *TCPSocket) wakeCost(waker *sim.CPU) (sim.FuncID, sim.Time) {
+	if waker != nil && waker == sk.app.th.CPU() {
+		return sk.t.fnWakeLocal, sk.t.cWakeLocal
+	}
+	return sk.t.fnWake, sk.t.cWake
 }
 
 func (sk *TCPSocket) wake() {
@@ -524,7 +534,8 @@ func (a *TCPApp) Done(now sim.Time) bool {
 		// the wake-up is owed by its CPU's next step of the same class.
 		e := &sk.q[sk.head]
 		if e.cpu != nil {
-			e.cpu.Owe(e.class, sk.t.fnWake, sk.t.cWake)
+			fn, c := sk.wakeCost(e.cpu)
+			e.cpu.Owe(e.class, fn, c)
 		}
 		sk.t.Stats.Wakeups++
 		sk.wakeArmed = true

@@ -25,8 +25,8 @@ type UDP struct {
 	st    *Stack
 	socks []*Socket
 
-	fnRcv, fnEnq, fnNoPort, fnWake sim.FuncID
-	cRcv, cEnq, cNoPort, cWake     sim.Time
+	fnRcv, fnEnq, fnNoPort, fnWake, fnWakeLocal sim.FuncID
+	cRcv, cEnq, cNoPort, cWake, cWakeLocal      sim.Time
 
 	Stats UDPStats
 }
@@ -39,7 +39,8 @@ func NewUDP(st *Stack, funcs *sim.Funcs) *UDP {
 	u := &UDP{st: st,
 		fnRcv: funcs.ID("udp_rcv"), fnEnq: funcs.ID("udp_queue_rcv_skb"),
 		fnNoPort: funcs.ID("udp_noport"), fnWake: funcs.ID("sock_def_readable"),
-		cRcv: ns(c.UDPRcv), cEnq: ns(c.UDPEnqueue), cNoPort: ns(c.UDPNoPort), cWake: ns(c.Wake),
+		fnWakeLocal: funcs.ID("sock_def_readable_local"),
+		cRcv:        ns(c.UDPRcv), cEnq: ns(c.UDPEnqueue), cNoPort: ns(c.UDPNoPort), cWake: ns(c.Wake), cWakeLocal: ns(c.WakeLocal),
 	}
 	st.Register(pkt.UDP, u)
 	return u
@@ -73,7 +74,7 @@ func (u *UDP) Rcv(w *sim.Work, cpu int, p pkt.Packet) {
 	}
 	sk := u.socks[reuseport(p.Flow, len(u.socks))]
 	w.Add(u.fnEnq, u.cEnq)
-	sk.enqueue(w, p)
+	sk.enqueue(w, cpu, p)
 }
 
 // reuseport picks a socket of the reuseport group: reciprocal_scale of a
@@ -132,8 +133,8 @@ func (sk *Socket) Queued() int {
 	return sk.segs
 }
 
-// enqueue is __udp_enqueue_schedule_skb + sk_data_ready.
-func (sk *Socket) enqueue(w *sim.Work, p pkt.Packet) {
+// enqueue is __udp_enqueue_schedule_skb + sk_data_ready on cpu.
+func (sk *Socket) enqueue(w *sim.Work, cpu int, p pkt.Packet) {
 	u := sk.u
 	segs := p.WireSegs()
 	if sk.rmem > sk.Rcvbuf || sk.n == len(sk.q) {
@@ -159,7 +160,11 @@ func (sk *Socket) enqueue(w *sim.Work, p pkt.Packet) {
 	}
 	if sk.sleeping {
 		sk.sleeping = false
-		w.Add(u.fnWake, u.cWake)
+		if sk.reader.th.CPU().ID == cpu {
+			w.Add(u.fnWakeLocal, u.cWakeLocal)
+		} else {
+			w.Add(u.fnWake, u.cWake)
+		}
 		sk.reader.wake()
 	}
 }
