@@ -154,7 +154,7 @@ func (h *Host) stackCosts() (stack.Costs, error) {
 		BuildSkb: c("build_skb").Pkt, RecvCall: c("netif_receive_skb").Call, RecvPkt: c("netif_receive_skb").Pkt,
 		IPCall: c("ip_rcv").Call, IPPkt: c("ip_rcv").Pkt, UDPRcv: c("udp_rcv").Pkt,
 		UDPEnqueue: c("udp_queue_rcv_skb").Pkt, UDPNoPort: c("udp_noport").Pkt, Wake: c("sock_def_readable").Call,
-		WakeLocal: c("sock_def_readable_local").Call,
+		WakeLocal:   c("sock_def_readable_local").Call,
 		RecvmsgCall: r.Call, RecvmsgPkt: r.Pkt, RecvmsgByte: r.Byte,
 	}, nil
 }
