@@ -53,6 +53,10 @@ type TCPStreamResult struct {
 	// skbs merged into the tail of the socket backlog (tcp_add_backlog)
 	// because the reader held the socket.
 	BacklogCoalescePerSec float64 `json:"backlog_coalesce_per_sec"`
+	// RcvCoalescePerSec is TcpExt TCPRcvCoalesce: skbs merged into the
+	// receive queue's tail skb (tcp_try_coalesce in tcp_queue_rcv), whose
+	// own skb is freed at once.
+	RcvCoalescePerSec float64 `json:"rcv_coalesce_per_sec"`
 	// ReadsPerSec and GoodputGbps are the sink's read(2) calls and payload.
 	ReadsPerSec float64 `json:"reads_per_sec"`
 	GoodputGbps float64 `json:"goodput_gbps"`
@@ -184,6 +188,7 @@ func tcpResult(o TCPStreamOptions, a, b *tcpSnapshot) *TCPStreamResult {
 		AcksPerSec:            d(a.rcv.Get("Tcp", "OutSegs"), b.rcv.Get("Tcp", "OutSegs")),
 		RetransPerSec:         d(a.snd.Get("Tcp", "RetransSegs"), b.snd.Get("Tcp", "RetransSegs")),
 		BacklogCoalescePerSec: d(a.rcvExt.Get("TcpExt", "TCPBacklogCoalesce"), b.rcvExt.Get("TcpExt", "TCPBacklogCoalesce")),
+		RcvCoalescePerSec:     d(a.rcvExt.Get("TcpExt", "TCPRcvCoalesce"), b.rcvExt.Get("TcpExt", "TCPRcvCoalesce")),
 		ReadsPerSec:           float64(b.reads-a.reads) / dt,
 		GoodputGbps:           float64(b.bytes-a.bytes) * 8 / dt / 1e9,
 	}
@@ -213,6 +218,8 @@ func WriteTCPStream(w io.Writer, r *TCPStreamResult) {
 		GroupThousands(int64(r.AcksPerSec)), ratio(r.SegmentsPerSec, r.AcksPerSec), GroupThousands(int64(r.ReadsPerSec)), GroupThousands(int64(r.RetransPerSec)))
 	fmt.Fprintf(w, "  socket backlog: %s skbs/s coalesced into its tail (TcpExt TCPBacklogCoalesce), %.0f%% of the skbs\n",
 		GroupThousands(int64(r.BacklogCoalescePerSec)), 100*ratio(r.BacklogCoalescePerSec, r.SkbsPerSec))
+	fmt.Fprintf(w, "  receive queue: %s skbs/s coalesced into its tail (TcpExt TCPRcvCoalesce), %.0f%% of the skbs\n",
+		GroupThousands(int64(r.RcvCoalescePerSec)), 100*ratio(r.RcvCoalescePerSec, r.SkbsPerSec))
 	fmt.Fprintln(w, "  cpu   user%  sys%  softirq%  idle%")
 	for _, c := range r.CPU {
 		fmt.Fprintf(w, "  %-4d %5.1f %5.1f %9.1f %6.1f\n", c.CPU, 100*c.User, 100*c.System, 100*c.SoftIRQ, 100*c.Idle)

@@ -70,7 +70,7 @@ func TCPLayer(h *Host) error {
 	if x.Stack == nil {
 		return fmt.Errorf("host: traffic.kind %s needs the stack layer (StackLayer before TCPLayer)", s.Traffic.Kind)
 	}
-	if err := h.need("tcp", "tcp_v4_rcv", "tcp_v4_do_rcv", "tcp_add_backlog", "tcp_send_ack", "tcp_recvmsg", "_copy_to_iter", "tcp_sendmsg", "sock_def_readable"); err != nil {
+	if err := h.need("tcp", "tcp_v4_rcv", "tcp_v4_do_rcv", "tcp_add_backlog", "tcp_send_ack", "tcp_recvmsg", "skb_release_data", "_copy_to_iter", "tcp_sendmsg", "sock_def_readable", "sock_def_readable_local"); err != nil {
 		return err
 	}
 	if err := h.enableDefer(); err != nil {
@@ -128,10 +128,10 @@ func (h *Host) enableDefer() error {
 	if max <= 0 {
 		return nil
 	}
-	if err := h.need("skb_defer_max", "skb_attempt_defer_free", "skb_defer_free_flush", "net_rps_send_ipi", "ipi_handler"); err != nil {
+	if err := h.need("skb_defer_max", "skb_attempt_defer_free", "skb_release_data", "net_rps_send_ipi", "ipi_handler"); err != nil {
 		return err
 	}
-	c := napi.DeferCosts{Push: h.Cost("skb_attempt_defer_free").Call, Free: h.Cost("skb_defer_free_flush").Pkt,
+	c := napi.DeferCosts{Push: h.Cost("skb_attempt_defer_free").Call, FreeSkb: h.Cost("skb_release_data").Call, FreeSeg: h.Cost("skb_release_data").Pkt,
 		IPISend: h.Cost("net_rps_send_ipi").Call, IPIHandler: h.Cost("ipi_handler").Call}
 	for _, sn := range h.Softnet {
 		sn.EnableDefer(max, c, h.Funcs, h.release)
@@ -145,6 +145,7 @@ func (h *Host) tcpCosts() stack.TCPCosts {
 		AddBacklog: h.Cost("tcp_add_backlog").Call,
 		SendAck:    h.Cost("tcp_send_ack").Call,
 		RecvCall:   h.Cost("tcp_recvmsg").Call, RecvSkb: h.Cost("tcp_recvmsg").Pkt,
+		FreeSkb: h.Cost("skb_release_data").Call, FreeSeg: h.Cost("skb_release_data").Pkt,
 		CopyByte: h.Cost("_copy_to_iter").Byte,
 		SendCall: h.Cost("tcp_sendmsg").Call, SendByte: h.Cost("tcp_sendmsg").Byte,
 		Wake: h.Cost("sock_def_readable").Call, WakeLocal: h.Cost("sock_def_readable_local").Call,

@@ -126,15 +126,16 @@ func TestTCPStreamGRO(t *testing.T) {
 			}
 		}},
 		{"GRO on, reader on the RX CPU", []string{d, "app.cpus=[0]"}, 0.999 * lineRate10G, 1.001 * lineRate10G, nil},
-		// Every cost x5.1: both CPUs are saturated and the window holds
-		// the sender back; GRO on still fits.
+		// Every cost x5.1: the RX CPU (which also frees the skbs netserver
+		// consumed, skb_attempt_defer_free) saturates and limits the
+		// stream; GRO on still fits.
 		{"GRO off, reader on CPU 1, CPU at 0.7 GHz", []string{d, "nic.gro=false", "cpu_ghz=0.7"}, 0, 0.9 * lineRate10G, func(t *testing.T, r *Result) {
-			if busy(r, 0) < 0.99 || busy(r, 1) < 0.99 {
-				t.Errorf("CPUs %.1f%% and %.1f%% busy, want both saturated", 100*busy(r, 0), 100*busy(r, 1))
+			if busy(r, 0) < 0.99 {
+				t.Errorf("RX CPU %.1f%% busy, want saturated", 100*busy(r, 0))
 			}
 		}},
 		{"GRO on, reader on CPU 1, CPU at 0.7 GHz", []string{d, "cpu_ghz=0.7"}, 0.999 * lineRate10G, 1.002 * lineRate10G, func(t *testing.T, r *Result) {
-			if busy(r, 0) > 0.9 {
+			if busy(r, 0) > 0.97 {
 				t.Errorf("RX CPU %.1f%% busy, want below CPU-bound", 100*busy(r, 0))
 			}
 		}},
@@ -279,8 +280,10 @@ func BenchmarkTCPStreamGRO(b *testing.B) {
 // skb per segment, faster than netserver reads: netserver holds the socket
 // when nearly every one arrives, so they are coalesced in the socket
 // backlog and netserver runs tcp_v4_do_rcv and the ACKs, and its CPU is
-// at least 80% busy. The 40G stream reaches line rate in every mode; the
-// per-skb modes cost more CPU in all.
+// at least 70% busy. The 40G stream stays within 10% of line rate in every
+// mode: the remote CPU, which also frees the skbs it built once netserver
+// has consumed them (skb_attempt_defer_free), saturates in some. The
+// per-skb modes cost more CPU per Gbit/s (netperf's service demand).
 func TestCpumapTCPStream(t *testing.T) {
 	const line40 = 4 * lineRate10G
 	total := map[string]float64{}
@@ -292,9 +295,9 @@ func TestCpumapTCPStream(t *testing.T) {
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			_, r := tcpRun(t, "cpumap-tcp-stream", `duration="20ms"`, "cpumap.delivery="+c.mode)
-			total[c.mode] = r.CPUTotalPercent
-			if r.GoodputGbps < 0.99*line40 {
-				t.Errorf("goodput %.2f Gbit/s, want line rate %.2f", r.GoodputGbps, line40)
+			total[c.mode] = r.CPUTotalPercent / r.GoodputGbps
+			if r.GoodputGbps < 0.9*line40 || r.GoodputGbps > 1.001*line40 {
+				t.Errorf("goodput %.2f Gbit/s, want within 10%% of line rate %.2f", r.GoodputGbps, line40)
 			}
 			if merged := r.GRO != nil && r.GRO.MergedPerSuperSkb > 10; merged != c.merged {
 				t.Errorf("GRO merging %v (%+v), want %v", merged, r.GRO, c.merged)
@@ -303,8 +306,8 @@ func TestCpumapTCPStream(t *testing.T) {
 			switch {
 			case c.merged && busy(r, 2) > 0.7:
 				t.Errorf("netserver's CPU %.1f%% busy, want well below saturation with super-skbs", 100*busy(r, 2))
-			case !c.merged && (backlogged < 0.8 || busy(r, 2) < 0.8):
-				t.Errorf("%.0f%% of skbs to the socket backlog, netserver's CPU %.1f%% busy; want most and at least 80%% busy", 100*backlogged, 100*busy(r, 2))
+			case !c.merged && (backlogged < 0.8 || busy(r, 2) < 0.7):
+				t.Errorf("%.0f%% of skbs to the socket backlog, netserver's CPU %.1f%% busy; want most and at least 70%% busy", 100*backlogged, 100*busy(r, 2))
 			}
 			if len(r.Drops) != 0 {
 				t.Errorf("drops %v", r.Drops)
@@ -314,7 +317,7 @@ func TestCpumapTCPStream(t *testing.T) {
 	for _, m := range []string{"single", "list", "backlog"} {
 		for _, g := range []string{"gro", "napi"} {
 			if total[m] > 0 && total[g] > 0 && total[g] >= total[m] {
-				t.Errorf("CPU %.1f%% with %s, %.1f%% with %s; want GRO to cost less", total[g], g, total[m], m)
+				t.Errorf("CPU %.2f%% per Gbit/s with %s, %.2f%% with %s; want GRO to cost less", total[g], g, total[m], m)
 			}
 		}
 	}
@@ -391,11 +394,12 @@ func TestTCPDeferFree(t *testing.T) {
 		name     string
 		sets     []string
 		deferred bool
+		freeCPU  int // the CPU that frees the skbs
 	}{
-		{"default, reader on CPU 1", []string{d, "nic.gro=false"}, true},
-		{"skb_defer_max 0", []string{d, "nic.gro=false", "stack.skb_defer_max=0"}, false},
-		{"reader on the RX CPU", []string{d, "nic.gro=false", "app.cpus=[0]"}, false},
-		{"GRO on", []string{d}, true},
+		{"default, reader on CPU 1", []string{d, "nic.gro=false"}, true, 0},
+		{"skb_defer_max 0", []string{d, "nic.gro=false", "stack.skb_defer_max=0"}, false, 1},
+		{"reader on the RX CPU", []string{d, "nic.gro=false", "app.cpus=[0]"}, false, 0},
+		{"GRO on", []string{d}, true, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -412,15 +416,19 @@ func TestTCPDeferFree(t *testing.T) {
 			if got := tr.DeferredFreesPerSec > 0; got != c.deferred {
 				t.Fatalf("%.0f skb frees/s deferred, want deferral %v", tr.DeferredFreesPerSec, c.deferred)
 			}
-			flush, push := fn["skb_defer_free_flush"], fn["skb_attempt_defer_free"]
+			free, push := fn["skb_release_data"], fn["skb_attempt_defer_free"]
+			// every skb consumed is freed, 111.9 ns per skb and 23.5 per
+			// segment buffer (the profile's skb_release_data), on one CPU
+			if free[1-c.freeCPU] != 0 || free[c.freeCPU] == 0 {
+				t.Errorf("skb_release_data %v ns by CPU, want all on CPU %d", free, c.freeCPU)
+			}
 			if c.deferred {
-				// CPU 0 frees, CPU 1 pushes, at 60 and 15 ns per skb
-				perSkb := float64(flush[0]) / r.SimSeconds / tr.DeferredFreesPerSec
-				if flush[1] != 0 || push[0] != 0 || perSkb < 59 || perSkb > 61 {
-					t.Errorf("flush %v ns (%.1f per deferred skb on CPU 0), push %v ns; want the frees on CPU 0, the pushes on CPU 1", flush, perSkb, push)
+				want := (111.9*tr.DeferredFreesPerSec + 23.5*tr.SegmentsPerSec) * r.SimSeconds
+				if got := float64(free[0]); math.Abs(got-want) > 0.01*want || push[0] != 0 || push[1] == 0 {
+					t.Errorf("frees %.0f ns on CPU 0 (want %.0f), push %v ns; want the pushes on CPU 1", got, want, push)
 				}
-			} else if flush != [2]int64{} || push != [2]int64{} {
-				t.Errorf("flush %v, push %v ns, want none", flush, push)
+			} else if push != [2]int64{} {
+				t.Errorf("push %v ns, want none", push)
 			}
 			var x *TCPExt
 			var st *StackExt

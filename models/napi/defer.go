@@ -17,8 +17,11 @@ import "github.com/rxsim/rxsim/sim"
 type DeferCosts struct {
 	// Push is skb_attempt_defer_free on the freeing CPU, per skb.
 	Push float64
-	// Free is the free of one skb by skb_defer_free_flush.
-	Free float64
+	// FreeSkb and FreeSeg are the free by skb_defer_free_flush of an skb
+	// (the list walk, napi_consume_skb, the head) and of each of its
+	// segment buffers (skb_release_data's frag and page release: an skb
+	// carries the buffers of the segments coalesced into it).
+	FreeSkb, FreeSeg float64
 	// IPISend and IPIHandler are the kick: smp_call_function_single_async
 	// on the freeing CPU and the IPI's hard IRQ on the allocating one.
 	IPISend, IPIHandler float64
@@ -39,7 +42,8 @@ type deferList struct {
 	ipiScheduled         bool
 	fnPush, fnFree       sim.FuncID
 	fnIPI, fnIPIH        sim.FuncID
-	cPush, cFree         sim.Time
+	cPush                sim.Time
+	freeSkb, freeSeg     float64
 	cIPISend, cIPIHandle sim.Time
 }
 
@@ -59,9 +63,9 @@ func (s *Softnet) EnableDefer(max int, c DeferCosts, funcs *sim.Funcs, release f
 		return
 	}
 	s.defers = &deferList{max: max, release: release,
-		fnPush: funcs.ID("skb_attempt_defer_free"), fnFree: funcs.ID("skb_defer_free_flush"),
+		fnPush: funcs.ID("skb_attempt_defer_free"), fnFree: funcs.ID("skb_release_data"),
 		fnIPI: funcs.ID("net_rps_send_ipi"), fnIPIH: funcs.ID("ipi_handler"),
-		cPush: sim.Time(c.Push + 0.5), cFree: sim.Time(c.Free + 0.5),
+		cPush: sim.Time(c.Push + 0.5), freeSkb: c.FreeSkb, freeSeg: c.FreeSeg,
 		cIPISend: sim.Time(c.IPISend + 0.5), cIPIHandle: sim.Time(c.IPIHandler + 0.5),
 	}
 }
@@ -121,7 +125,7 @@ func (s *Softnet) flushDeferred(w *sim.Work) {
 			k++
 			continue
 		}
-		w.Add(d.fnFree, d.cFree)
+		w.Add(d.fnFree, sim.Time(d.freeSkb+d.freeSeg*float64(e.segs)+0.5))
 		s.Defer.Freed++
 		if d.release != nil {
 			d.release(e.queue, int(e.segs))

@@ -31,7 +31,7 @@ func (p *pusher) Run(now sim.Time, w *sim.Work) {
 
 func (p *pusher) Done(now sim.Time) bool { return false }
 
-var deferCosts = napi.DeferCosts{Push: 10, Free: 50, IPISend: 100, IPIHandler: 400}
+var deferCosts = napi.DeferCosts{Push: 10, FreeSkb: 20, FreeSeg: 15, IPISend: 100, IPIHandler: 400} // 50 ns per skb of 2 segments
 
 // TestDeferFree: skb_attempt_defer_free from CPU 1 towards CPU 0 with
 // skb_defer_max 8. The list takes at most 8 skbs (the reader frees the
@@ -86,7 +86,7 @@ func TestDeferFree(t *testing.T) {
 			if got, want := fnTime(h, 1, "skb_attempt_defer_free"), sim.Time(10*c.deferred); got != want {
 				t.Errorf("CPU 1 push time %v, want %v", got, want)
 			}
-			if got, want := fnTime(h, 0, "skb_defer_free_flush"), sim.Time(50*wantFreed); got != want {
+			if got, want := fnTime(h, 0, "skb_release_data"), sim.Time(50*wantFreed); got != want {
 				t.Errorf("CPU 0 free time %v, want %v", got, want)
 			}
 			if got, want := fnTime(h, 0, "ipi_handler"), sim.Time(400*c.kicks); got != want {

@@ -413,19 +413,21 @@ func (sk *TCPSocket) copyOut(w *sim.Work, room int) int {
 	return copied
 }
 
-// eat is tcp_eat_recv_skb for an skb copied out: skb_attempt_defer_free
-// (v5.19+) hands an skb built on another CPU to that CPU's defer list,
-// whose net_rx_action frees it; the reader frees the others itself
-// (tcp_recvmsg per skb), and those that find the list full.
+// eat is tcp_eat_recv_skb for an skb copied out (tcp_recvmsg per skb:
+// unlink and uncharge): skb_attempt_defer_free (v5.19+) hands an skb built
+// on another CPU to that CPU's defer list, whose net_rx_action frees it;
+// the reader frees the others itself (skb_release_data per segment
+// buffer), and those that find the list full.
 func (sk *TCPSocket) eat(w *sim.Work, e *tcpSkb) {
 	t := sk.t
+	w.Add(t.fnRecv, t.cRecvSkb)
 	if c := int(e.allocCPU); c != sk.app.th.CPU().ID {
 		if sn := t.st.Softnet(c); sn != nil && sn.DeferFree(w, e.queue, int(e.segs)) {
 			t.Stats.DeferredFrees++
 			return
 		}
 	}
-	w.Add(t.fnRecv, t.cRecvSkb)
+	w.Add(t.fnFree, ns(t.costs.FreeSkb+t.costs.FreeSeg*float64(e.segs)))
 	t.st.Release(e.queue, int(e.segs))
 }
 

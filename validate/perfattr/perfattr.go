@@ -366,6 +366,8 @@ func TCPSplitOf(stacks []Stack) TCPSplit {
 // (validate/testdata/perf/tcp-gro-off.json).
 type Rates struct {
 	Skbs, Acks, BacklogCoalesce float64
+	// RcvCoalesce is TcpExt TCPRcvCoalesce (0 if the run did not count it).
+	RcvCoalesce float64
 }
 
 // TCPCostRatios are the TCP costs of a GRO-off run as multiples of what
@@ -404,5 +406,80 @@ func TCPCostsOf(sp TCPSplit, coreIP int, ack ACKTx, r Rates) TCPCostRatios {
 		AddBacklog:  float64(sp.AddBacklog) / backlogged / per,
 		ACKTCPIP:    float64(ack.TCPIP) / r.Acks / per,
 		Backlogged:  backlogged / r.Skbs,
+	}
+}
+
+// Defer counts the samples of the deferred skb free (skb_attempt_defer_free,
+// v5.19+) in a GRO-off TCP measurement: Push, skb_attempt_defer_free in the
+// reader; Flush, skb_defer_free_flush in net_rx_action on the CPU that built
+// the skbs; RecvCoreIP and CoreIP, the core+IP receive samples of the
+// segments received on that CPU (the veth NAPI of the sender's CPU, which
+// the caller names) and on all CPUs.
+type Defer struct {
+	Push int
+	// FlushSkb and FlushSeg split skb_defer_free_flush: the samples in
+	// skb_release_data (its frag loop, with the page returns under it) are
+	// per segment buffer; the rest (the list walk, napi_consume_skb, the
+	// head's free, skb_free_head) is per skb.
+	FlushSkb, FlushSeg int
+	RecvCoreIP, CoreIP int
+}
+
+// DeferOf counts Defer over stacks, with the skbs built on CPU recvCPU.
+func DeferOf(stacks []Stack, recvCPU int) Defer {
+	var d Defer
+	t := Attribute(stacks, Rules, Contexts)
+	for k, v := range t.Cells {
+		if k.Context == "veth" && (k.Category == "core" || k.Category == "ip") {
+			d.CoreIP += v
+			if k.CPU == recvCPU {
+				d.RecvCoreIP += v
+			}
+		}
+	}
+	for _, st := range stacks {
+		has := func(f string) bool { return slices.Contains(st.Frames, f) }
+		switch {
+		case has("skb_defer_free_flush") && has("skb_release_data") && !has("skb_free_head"):
+			d.FlushSeg += st.Count
+		case has("skb_defer_free_flush"):
+			d.FlushSkb += st.Count
+		case has("skb_attempt_defer_free"):
+			d.Push += st.Count
+		}
+	}
+	return d
+}
+
+// DeferCostRatios are the deferred free's costs as multiples of what the
+// core and IP receive cost per segment in the same run.
+type DeferCostRatios struct {
+	// PushPerSkb is skb_attempt_defer_free per deferred skb.
+	PushPerSkb float64
+	// FlushPerSkb and FlushPerSeg are skb_defer_free_flush per skb and per
+	// segment buffer it frees (an skb carries the frags of the segments
+	// coalesced into it).
+	FlushPerSkb, FlushPerSeg float64
+	// Deferred is the deferred skbs per second; Local the share of
+	// segments received on the reader's own CPU, whose skbs it frees
+	// itself.
+	Deferred, Local float64
+}
+
+// DeferCostsOf derives DeferCostRatios. An skb reaches the receive queue
+// unless it was coalesced into the socket backlog's tail
+// (TCPBacklogCoalesce) or into the receive queue's tail (TCPRcvCoalesce);
+// the reader defers those built on the other CPU (the share of core+IP
+// samples on it), and their segments' buffers are freed by the flush.
+func DeferCostsOf(d Defer, r Rates) DeferCostRatios {
+	per := float64(d.CoreIP) / r.Skbs
+	remote := float64(d.RecvCoreIP) / float64(d.CoreIP)
+	deferred := (r.Skbs - r.BacklogCoalesce - r.RcvCoalesce) * remote
+	return DeferCostRatios{
+		PushPerSkb:  float64(d.Push) / deferred / per,
+		FlushPerSkb: float64(d.FlushSkb) / deferred / per,
+		FlushPerSeg: float64(d.FlushSeg) / (r.Skbs * remote) / per,
+		Deferred:    deferred,
+		Local:       1 - remote,
 	}
 }

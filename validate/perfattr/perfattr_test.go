@@ -170,3 +170,56 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestDeferMeasurement re-derives the bdw profile's skb_attempt_defer_free
+// and skb_release_data from the stored perf run with the counters that
+// count the skbs left for the reader (TCPRcvCoalesce besides
+// TCPBacklogCoalesce).
+func TestDeferMeasurement(t *testing.T) {
+	f, err := os.Open("../testdata/perf/tcp-gro-off-defer.folded.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("../testdata/perf/tcp-gro-off-defer.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run struct {
+		Skbs     float64 `json:"tcp_in_segs_per_sec"`
+		Backlog  float64 `json:"backlog_coalesce_per_sec"`
+		Coalesce float64 `json:"rcv_coalesce_per_sec"`
+	}
+	if err := json.Unmarshal(b, &run); err != nil {
+		t.Fatal(err)
+	}
+	d := DeferOf(st, 0)
+	if d != (Defer{Push: 37, FlushSkb: 321, FlushSeg: 448, RecvCoreIP: 1719, CoreIP: 1873}) {
+		t.Errorf("samples %+v, want push 37, flush 321 per skb + 448 per segment, core+IP 1719 of 1873 on CPU 0 (the profile's source)", d)
+	}
+	c := DeferCostsOf(d, Rates{Skbs: run.Skbs, BacklogCoalesce: run.Backlog, RcvCoalesce: run.Coalesce})
+	p, err := hw.Load("ixgbe", "bdw-e5-1650v4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const coreIP = 30 + 55 + (25.0+15)/7.8
+	for _, x := range []struct {
+		name       string
+		got, ratio float64
+	}{
+		{"skb_attempt_defer_free per deferred skb", p.Must("skb_attempt_defer_free").Call, c.PushPerSkb},
+		{"skb_release_data per skb", p.Must("skb_release_data").Call, c.FlushPerSkb},
+		{"skb_release_data per segment buffer", p.Must("skb_release_data").Pkt, c.FlushPerSeg},
+	} {
+		if want := x.ratio * coreIP; math.Abs(x.got-want) > 0.1 {
+			t.Errorf("%s: profile %.1f ns, measurement gives %.3f x %.1f = %.2f", x.name, x.got, x.ratio, coreIP, want)
+		}
+	}
+	if c.Deferred < 37000 || c.Deferred > 39000 || c.Local < 0.07 || c.Local > 0.09 {
+		t.Errorf("%.0f deferred skbs/s, %.1f%% of segments local; want 38,037 and 8.2%%", c.Deferred, 100*c.Local)
+	}
+}
