@@ -42,8 +42,9 @@ func writeNetperf(w io.Writer, s *scenarios.Spec, r *host.Result) {
 		fmt.Fprintf(w, "throughput %.3f Gbit/s (line rate at MSS %d: %.3f Gbit/s)\n", r.GoodputGbps, s.Traffic.MSS,
 			float64(s.Traffic.MSS)/float64(s.Traffic.MSS+traffic.TCPFrameOverhead+24)*10*lineFactor(s))
 	}
-	fmt.Fprintf(w, "tcp: %s segs/s in %s skbs/s (%.1f segs/skb), %s skbs/s to the socket backlog (%s coalesced); acks %s/s (rcv %s, backlog %s, recvmsg %s, delack %s, dup %s; %.1f segs/ack)",
+	fmt.Fprintf(w, "tcp: %s segs/s in %s skbs/s (%.1f segs/skb), %s skbs/s to the socket backlog (%s coalesced), %s coalesced in the receive queue; acks %s/s (rcv %s, backlog %s, recvmsg %s, delack %s, dup %s; %.1f segs/ack)",
 		groupThousands(int64(t.SegmentsPerSec)), groupThousands(int64(t.SkbsPerSec)), t.SegsPerSkb, groupThousands(int64(t.BackloggedPerSec)), groupThousands(int64(t.BacklogCoalescePerSec)),
+		groupThousands(int64(t.RcvCoalescePerSec)),
 		groupThousands(int64(ptrOr(r.AcksPerSec))), groupThousands(int64(t.AcksSoftirq)), groupThousands(int64(t.AcksBacklog)),
 		groupThousands(int64(t.AcksApp)), groupThousands(int64(t.AcksDelack)), groupThousands(int64(t.DupAcks)), t.SegsPerAck)
 	if t.DeferredFreesPerSec > 0 {

@@ -80,6 +80,9 @@ type TCPResult struct {
 	// BacklogCoalescePerSec is those merged into the backlog's tail skb
 	// (TcpExt TCPBacklogCoalesce).
 	BacklogCoalescePerSec float64 `json:"backlog_coalesce_per_sec"`
+	// RcvCoalescePerSec is skbs merged into the receive queue's tail skb
+	// (TcpExt TCPRcvCoalesce).
+	RcvCoalescePerSec float64 `json:"rcv_coalesce_per_sec"`
 	// DeferredFreesPerSec is consumed skbs handed back to the CPU that
 	// built them (skb_attempt_defer_free), DeferKicksPerSec the IPIs
 	// that made such a CPU flush its list.

@@ -11,7 +11,9 @@ package stack
 //
 // Modelled: per-skb plus per-segment cost of tcp_v4_rcv (a GRO super-skb
 // pays the per-skb part once); in-order queueing to sk_receive_queue with
-// truesize charged to sk_rmem_alloc against sk_rcvbuf; the advertised
+// truesize charged to sk_rmem_alloc against sk_rcvbuf, an skb that
+// continues the queue's tail merged into it while the frags fit
+// (tcp_try_coalesce, TCPRcvCoalesce); the advertised
 // window as the free receive space scaled by payload/truesize (the
 // scaling_ratio of v6.x); __tcp_ack_snd_check's "more than one full-sized
 // segment unacknowledged and the window does not shrink" rule for an
@@ -56,11 +58,7 @@ package stack
 // Left out: the out-of-order queue (an out-of-order segment is dropped and
 // the peer goes back to the hole), SACK, the backlog limit (sk_rcvbuf +
 // sk_sndbuf; the window keeps the backlog below it), receive-buffer
-// autotuning (tcp_rcv_space_adjust), tcp_try_coalesce in the receive queue
-// (the backlog's coalescing is modelled; on the validation machine 77% of
-// the tcp_v4_do_rcv calls of a GRO-off stream coalesced there, so the
-// model frees up to ~4x too many skbs, each with skb_release_data's
-// per-skb part; the per-segment part is right),
+// autotuning (tcp_rcv_space_adjust),
 // the prequeue/ucopy history, TCP options other than timestamps, memory
 // pressure (tcp_mem) and the TX completion interrupt (its cost is part of
 // the per-ACK cost).
@@ -169,6 +167,7 @@ type TCPStats struct {
 	Responses        uint64 // responses sent (piggybacking the ACK)
 	Backlogged       uint64 // skbs put on sk_backlog because the reader owned the socket
 	BacklogCoalesced uint64 // of those, merged into the backlog's tail skb (TCPBacklogCoalesce)
+	RcvCoalesced     uint64 // skbs merged into the receive queue's tail skb (TCPRcvCoalesce)
 	DeferredFrees    uint64 // consumed skbs handed to their allocating CPU (skb_attempt_defer_free)
 	BytesRead        uint64 // payload bytes copied to the application
 	Reads            uint64 // tcp_recvmsg calls that returned data

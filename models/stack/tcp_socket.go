@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"github.com/rxsim/rxsim/models/gro"
 	"github.com/rxsim/rxsim/models/pkt"
 	"github.com/rxsim/rxsim/sim"
 	"strconv"
@@ -170,14 +171,55 @@ func (sk *TCPSocket) enqueue(at sim.Time, p pkt.Packet, truesize int, cpu *sim.C
 		}
 		sk.q, sk.head = nq, 0
 	}
-	i := (sk.head + sk.n) % len(sk.q)
 	sk.rcvNxt += uint32(p.Payload)
+	if sk.tryCoalesce(at, p, truesize, cpu, cl) {
+		return
+	}
+	i := (sk.head + sk.n) % len(sk.q)
 	sk.q[i] = tcpSkb{at: at, end: sk.rcvNxt, bytes: p.Payload, segs: int32(p.WireSegs()), truesize: int32(truesize),
 		queue: p.Queue, allocCPU: p.AllocCPU, cpu: cpu, class: cl}
 	sk.n++
 	sk.rmem += truesize
 	sk.bytes += int(p.Payload)
 	sk.segs += p.WireSegs()
+}
+
+// rcvCoalesceMaxSegs bounds an skb grown by tcp_try_coalesce: each added
+// segment's page head becomes one frag (skb_try_coalesce), and the skb keeps
+// its own head, so MAX_SKB_FRAGS + 1 segments of one frame each; an skb with
+// more (a GRO super-skb carrying a frag_list) is not coalesced.
+const rcvCoalesceMaxSegs = gro.MaxSkbFrags + 1
+
+// tryCoalesce is tcp_queue_rcv's tcp_try_coalesce: p, which continues the
+// receive queue's tail skb (it is in order), is merged into it while the
+// frags fit and both come from the same RX queue (same page pool / recycle
+// mode). p's own skb is freed at once (kfree_skb_partial with its head
+// stolen: inside tcp_v4_do_rcv's cost), and only its buffers are charged
+// to sk_rmem_alloc. The merged skb becomes visible to the reader at the
+// later of the two queueing times (the model keeps one time per skb). It
+// reports whether p was merged (TcpExt TCPRcvCoalesce).
+func (sk *TCPSocket) tryCoalesce(at sim.Time, p pkt.Packet, truesize int, cpu *sim.CPU, cl sim.Class) bool {
+	if sk.n == 0 {
+		return false
+	}
+	tail := &sk.q[(sk.head+sk.n-1)%len(sk.q)]
+	segs := int32(p.WireSegs())
+	if tail.bytes == 0 || tail.queue != p.Queue || tail.segs+segs > rcvCoalesceMaxSegs {
+		return false
+	}
+	delta := truesize - tcpSkbShell
+	tail.end = sk.rcvNxt
+	tail.bytes += p.Payload
+	tail.segs += segs
+	tail.truesize += int32(delta)
+	if at > tail.at {
+		tail.at, tail.cpu, tail.class = at, cpu, cl
+	}
+	sk.rmem += delta
+	sk.bytes += int(p.Payload)
+	sk.segs += int(segs)
+	sk.t.Stats.RcvCoalesced++
+	return true
 }
 
 // ackSndCheck is __tcp_ack_snd_check: ACK now when more than one

@@ -255,10 +255,13 @@ func TestTCPQuickAck(t *testing.T) {
 	if got, q := b.tcp.Stats.AcksSoftirq, b.tcp.Stats.QuickAcks; q != 16 || got != 16+12 {
 		t.Errorf("%d ACKs, %d quick, want 28 and 16", got, q)
 	}
-	// Out of order: a dup ACK, then quick ACKs again for in-order data.
+	// Out of order: a dup ACK, then quick ACKs again for in-order data
+	// (after the reader has read and let the socket go, so that the
+	// segments are processed in softirq, not from the socket backlog).
+	b.h.Eng.Run(sim.Millisecond)
 	b.softirq(seg(41*mss, 1, 1))
 	b.softirq(seg(40*mss, 1, 0), seg(41*mss, 1, 0), seg(42*mss, 1, 0))
-	b.h.Eng.Run(sim.Millisecond)
+	b.h.Eng.Run(2 * sim.Millisecond)
 	if q := b.tcp.Stats.QuickAcks; q != 16+3 {
 		t.Errorf("%d quick ACKs after the hole, want 19 (every segment again)", q)
 	}
@@ -270,4 +273,74 @@ func TestTCPQuickAck(t *testing.T) {
 	if rr.tcp.Stats.QuickAcks != 0 {
 		t.Errorf("request/response socket sent %d quick ACKs, want none (pingpong)", rr.tcp.Stats.QuickAcks)
 	}
+}
+
+// TestTCPRcvCoalesce: tcp_try_coalesce merges an in-order skb into the
+// receive queue's tail while the tail holds at most MAX_SKB_FRAGS + 1
+// segments: 40 one-segment skbs queued in one softirq step become skbs of
+// 18, 18 and 4 segments (37 merges). A merged skb charges only its buffers
+// to sk_rmem_alloc (its own head is freed). Super-skbs merge while they fit
+// in 18 segments. The reader frees one skb per queued skb, with the
+// buffers of all the segments it carries.
+func TestTCPRcvCoalesce(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		segs            []int // segments of each skb, in order
+		merges, skbsOut int
+	}{
+		{"40 single segments", repeat(1, 40), 37, 3},
+		{"super-skbs of 8", []int{8, 8, 8}, 1, 2},
+		{"super-skbs of 10", []int{10, 10}, 0, 2},
+		{"a super-skb of 20 and a segment", []int{20, 1}, 0, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tc := tcpCosts
+			tc.FreeSkb, tc.FreeSeg = 100, 20
+			h := modeltest.New(modeltest.Config{CPUs: 2})
+			b := &tcpBed{h: h, p: &peer{}}
+			b.st = stack.New(costs, h.Funcs, h.Softnet, &h.Led, nil)
+			b.tcp = stack.NewTCP(b.st, stack.TCPConfig{Rcvbuf: 1 << 20, MSS: mss}, tc, h.Funcs, b.p, h.Eng)
+			b.sk = b.tcp.Listen(0, h.CPUs[1])
+			var skbs []pkt.Packet
+			seq, total := uint32(0), 0
+			for _, n := range c.segs {
+				skbs = append(skbs, seg(seq, n, 0))
+				seq += uint32(n * mss)
+				total += n
+			}
+			b.softirq(skbs...)
+			h.Eng.Run(1) // the softirq step has run; the woken reader has not
+			if got := int(b.tcp.Stats.RcvCoalesced); got != c.merges {
+				t.Errorf("%d merges, want %d", got, c.merges)
+			}
+			if got, want := b.sk.Rmem(), total*2048+c.skbsOut*256; got != want {
+				t.Errorf("sk_rmem_alloc %d, want %d (%d buffers, %d skb shells)", got, want, total, c.skbsOut)
+			}
+			h.Eng.Run(sim.Millisecond)
+			if b.tcp.Stats.BytesRead != uint64(total*mss) || b.sk.Rmem() != 0 {
+				t.Errorf("read %d of %d bytes, rmem %d left", b.tcp.Stats.BytesRead, total*mss, b.sk.Rmem())
+			}
+			if got, want := fnTime(h, 1, "skb_release_data"), sim.Time(100*c.skbsOut+20*total); got != want {
+				t.Errorf("reader's frees %v, want %v (%d skbs, %d segment buffers)", got, want, c.skbsOut, total)
+			}
+			modeltest.Conservation(t, &h.Led, b.tcp)
+		})
+	}
+}
+
+func repeat(v, n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
+}
+
+// fnTime is the CPU time cpu spent in function name.
+func fnTime(h *modeltest.Harness, cpu int, name string) sim.Time {
+	id := h.Funcs.ID(name)
+	if f := h.Acct.ByFunc[cpu]; int(id) < len(f) {
+		return f[id]
+	}
+	return 0
 }
