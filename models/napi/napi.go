@@ -212,8 +212,12 @@ func (t *threadedPoll) Run(now sim.Time, w *sim.Work) {
 	t.n.softnet.inThreaded = true
 	_, repoll := t.n.poll(w)
 	t.n.softnet.runEndHooks(w)
+	// skb_defer_free_flush after the RPS IPIs, of this CPU's list: the
+	// model reaches it only when the NAPI's softnet is the thread's CPU's
+	// (a thread placed elsewhere leaves that CPU's list to its own
+	// net_rx_action and to the kick IPIs)
 	if t.n.thread.CPU() == t.n.softnet.cpu {
-		t.n.softnet.flushDeferred(w) // skb_defer_free_flush after the RPS IPIs
+		t.n.softnet.flushDeferred(w)
 	}
 	t.n.softnet.inThreaded = false
 	t.more = repoll
