@@ -22,6 +22,11 @@ type ContextSwitch struct {
 	RoundTrips int       `json:"round_trips"`
 	PerSwitch  []float64 `json:"per_switch_ns"` // one per repetition
 	Median     float64   `json:"median_ns"`
+	// PerYield and YieldMedian measure a switch without the sleep and the
+	// wake-up: two runnable threads on the CPU call sched_yield in turn,
+	// less sched_yield in one thread alone (no switch).
+	PerYield    []float64 `json:"per_yield_switch_ns"`
+	YieldMedian float64   `json:"yield_median_ns"`
 }
 
 // MeasureContextSwitch runs reps repetitions of n round trips on cpu.
@@ -40,11 +45,59 @@ func MeasureContextSwitch(cpu, n, reps int) (*ContextSwitch, error) {
 			return nil, err
 		}
 		r.PerSwitch = append(r.PerSwitch, (pp-2*sp)/2)
+		two, err := yieldLoop(cpu, n, 2)
+		if err != nil {
+			return nil, err
+		}
+		one, err := yieldLoop(cpu, n, 1)
+		if err != nil {
+			return nil, err
+		}
+		r.PerYield = append(r.PerYield, two-one)
 	}
-	s := append([]float64(nil), r.PerSwitch...)
-	sort.Float64s(s)
-	r.Median = s[len(s)/2]
+	r.Median = median(r.PerSwitch)
+	r.YieldMedian = median(r.PerYield)
 	return r, nil
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+// yieldLoop runs threads threads pinned to cpu, each calling sched_yield n
+// times, and returns the wall time per call (ns) summed over the threads:
+// with two runnable threads every call switches to the other one.
+func yieldLoop(cpu, n, threads int) (float64, error) {
+	errc := make(chan error, threads)
+	start := make(chan struct{})
+	for i := 0; i < threads; i++ {
+		go func() {
+			// The thread is pinned and discarded with its goroutine.
+			if err := pinThread(cpu); err != nil {
+				errc <- err
+				return
+			}
+			<-start
+			for j := 0; j < n; j++ {
+				if _, _, e := unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0); e != 0 {
+					errc <- e
+					return
+				}
+			}
+			errc <- nil
+		}()
+	}
+	t0 := time.Now()
+	close(start)
+	var err error
+	for i := 0; i < threads; i++ {
+		if e := <-errc; e != nil && err == nil {
+			err = e
+		}
+	}
+	return float64(time.Since(t0).Nanoseconds()) / float64(n*threads), err
 }
 
 // pinThread locks the goroutine to its thread and the thread to cpu.
@@ -143,6 +196,11 @@ func WriteContextSwitch(w io.Writer, r *ContextSwitch) {
 	fmt.Fprintf(w, "context switch on CPU %d (lat_ctx, 2 threads, %d round trips x %d): median %.0f ns per switch, reps",
 		r.CPU, r.RoundTrips, len(r.PerSwitch), r.Median)
 	for _, v := range r.PerSwitch {
+		fmt.Fprintf(w, " %.0f", v)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "switch without sleep and wake-up (2 threads in sched_yield, less 1 alone): median %.0f ns, reps", r.YieldMedian)
+	for _, v := range r.PerYield {
 		fmt.Fprintf(w, " %.0f", v)
 	}
 	fmt.Fprintln(w)
