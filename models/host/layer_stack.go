@@ -38,9 +38,7 @@ func StackLayer(h *Host) error {
 	}
 	x := &StackExt{h: h}
 	x.Stack = stack.New(sc, h.Funcs, h.Softnet, &h.Ledger, h.release)
-	if s.Stack.RawDrop {
-		x.Stack.RawDropUDP = true
-	}
+	x.Stack.RawDropUDP = s.Stack.RawDrop
 	x.UDP = stack.NewUDP(x.Stack, h.Funcs)
 	bc, err := h.backlogCosts()
 	if err != nil {

@@ -183,8 +183,8 @@ func (s *Stack) ReceiveList(w *sim.Work, cpu int, skbs []pkt.Packet) {
 func (s *Stack) core(w *sim.Work, cpu int) {
 	s.Stats.Skbs++
 	w.Add(s.fnRecv, s.cRecvPkt)
-	if cpu >= 0 && cpu < len(s.softnet) && s.softnet[cpu] != nil {
-		s.softnet[cpu].Processed++
+	if sn := s.Softnet(cpu); sn != nil {
+		sn.Processed++
 	}
 }
 
@@ -211,6 +211,28 @@ func (s *Stack) ip(w *sim.Work, cpu int, p pkt.Packet) {
 // BuildSkb charges the driver's skb build for one XDP_PASS packet.
 func (s *Stack) BuildSkb(w *sim.Work) { w.Add(s.fnBuild, s.cBuild) }
 
+// wakeCosts is sk_data_ready's wake-up of a sleeping reader
+// (sock_def_readable), charged to the waker: with the IPI when the reader
+// sleeps on another CPU, a local enqueue when it sleeps on the waker's own.
+type wakeCosts struct {
+	fn, fnLocal sim.FuncID
+	c, cLocal   sim.Time
+}
+
+func newWakeCosts(funcs *sim.Funcs, remote, local float64) wakeCosts {
+	return wakeCosts{fn: funcs.ID("sock_def_readable"), fnLocal: funcs.ID("sock_def_readable_local"),
+		c: ns(remote), cLocal: ns(local)}
+}
+
+// of returns the function and cost of a wake-up on the reader's own CPU
+// (local) or from another one.
+func (k wakeCosts) of(local bool) (sim.FuncID, sim.Time) {
+	if local {
+		return k.fnLocal, k.cLocal
+	}
+	return k.fn, k.c
+}
+
 // Softnet returns CPU i's softnet (nil if the stack has none for it).
 func (s *Stack) Softnet(i int) *napi.Softnet {
 	if i >= 0 && i < len(s.softnet) {
@@ -221,8 +243,8 @@ func (s *Stack) Softnet(i int) *napi.Softnet {
 
 // cpu returns CPU i of the host (nil if the stack has no softnet for it).
 func (s *Stack) cpu(i int) *sim.CPU {
-	if i >= 0 && i < len(s.softnet) && s.softnet[i] != nil {
-		return s.softnet[i].CPU()
+	if sn := s.Softnet(i); sn != nil {
+		return sn.CPU()
 	}
 	return nil
 }

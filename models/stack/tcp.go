@@ -190,11 +190,11 @@ type TCP struct {
 	first uint32
 	byID  map[uint32]*TCPSocket // only for flows outside [first, first+len)
 
-	fnRcv, fnAck, fnRecv, fnCopy, fnSend, fnWake sim.FuncID
-	fnDoRcv, fnBacklog, fnWakeLocal, fnFree      sim.FuncID
-	cRcvSkb, cDoRcvSkb, cDoRcvSeg, cBacklog      sim.Time
-	cAck, cRecvCall, cRecvSkb                    sim.Time
-	cSendCall, cWake, cWakeLocal                 sim.Time
+	fnRcv, fnAck, fnRecv, fnCopy, fnSend    sim.FuncID
+	fnDoRcv, fnBacklog, fnFree              sim.FuncID
+	cRcvSkb, cDoRcvSkb, cDoRcvSeg, cBacklog sim.Time
+	cAck, cRecvCall, cRecvSkb, cSendCall    sim.Time
+	wake                                    wakeCosts
 
 	Stats TCPStats
 }
@@ -211,12 +211,11 @@ func NewTCP(st *Stack, cfg TCPConfig, c TCPCosts, funcs *sim.Funcs, peer TCPPeer
 	}
 	t := &TCP{cfg: cfg, costs: c, st: st, peer: peer, eng: eng,
 		fnRcv: funcs.ID("tcp_v4_rcv"), fnAck: funcs.ID("tcp_send_ack"), fnRecv: funcs.ID("tcp_recvmsg"),
-		fnCopy: funcs.ID("_copy_to_iter"), fnSend: funcs.ID("tcp_sendmsg"), fnWake: funcs.ID("sock_def_readable"),
-		fnDoRcv: funcs.ID("tcp_v4_do_rcv"), fnBacklog: funcs.ID("tcp_add_backlog"),
-		fnWakeLocal: funcs.ID("sock_def_readable_local"), fnFree: funcs.ID("skb_release_data"),
+		fnCopy: funcs.ID("_copy_to_iter"), fnSend: funcs.ID("tcp_sendmsg"),
+		fnDoRcv: funcs.ID("tcp_v4_do_rcv"), fnBacklog: funcs.ID("tcp_add_backlog"), fnFree: funcs.ID("skb_release_data"),
 		cRcvSkb: ns(c.RcvSkb), cDoRcvSkb: ns(c.DoRcvSkb), cDoRcvSeg: ns(c.DoRcvSeg), cBacklog: ns(c.AddBacklog),
 		cAck: ns(c.SendAck), cRecvCall: ns(c.RecvCall),
-		cRecvSkb: ns(c.RecvSkb), cSendCall: ns(c.SendCall), cWake: ns(c.Wake), cWakeLocal: ns(c.WakeLocal),
+		cRecvSkb: ns(c.RecvSkb), cSendCall: ns(c.SendCall), wake: newWakeCosts(funcs, c.Wake, c.WakeLocal),
 	}
 	st.Register(pkt.TCP, t)
 	return t

@@ -324,10 +324,7 @@ func (sk *TCPSocket) dataReady(w *sim.Work, cpu *sim.CPU) {
 // wakeCost is sock_def_readable's cost on the waker's CPU: a reader that
 // sleeps there is woken by a local enqueue, one elsewhere with an IPI.
 func (sk *TCPSocket) wakeCost(waker *sim.CPU) (sim.FuncID, sim.Time) {
-	if waker != nil && waker == sk.app.th.CPU() {
-		return sk.t.fnWakeLocal, sk.t.cWakeLocal
-	}
-	return sk.t.fnWake, sk.t.cWake
+	return sk.t.wake.of(waker != nil && waker == sk.app.th.CPU())
 }
 
 func (sk *TCPSocket) wake() {

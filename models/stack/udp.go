@@ -25,8 +25,9 @@ type UDP struct {
 	st    *Stack
 	socks []*Socket
 
-	fnRcv, fnEnq, fnNoPort, fnWake, fnWakeLocal sim.FuncID
-	cRcv, cEnq, cNoPort, cWake, cWakeLocal      sim.Time
+	fnRcv, fnEnq, fnNoPort sim.FuncID
+	cRcv, cEnq, cNoPort    sim.Time
+	wake                   wakeCosts
 
 	Stats UDPStats
 }
@@ -38,9 +39,9 @@ func NewUDP(st *Stack, funcs *sim.Funcs) *UDP {
 	c := st.costs
 	u := &UDP{st: st,
 		fnRcv: funcs.ID("udp_rcv"), fnEnq: funcs.ID("udp_queue_rcv_skb"),
-		fnNoPort: funcs.ID("udp_noport"), fnWake: funcs.ID("sock_def_readable"),
-		fnWakeLocal: funcs.ID("sock_def_readable_local"),
-		cRcv:        ns(c.UDPRcv), cEnq: ns(c.UDPEnqueue), cNoPort: ns(c.UDPNoPort), cWake: ns(c.Wake), cWakeLocal: ns(c.WakeLocal),
+		fnNoPort: funcs.ID("udp_noport"),
+		cRcv:     ns(c.UDPRcv), cEnq: ns(c.UDPEnqueue), cNoPort: ns(c.UDPNoPort),
+		wake: newWakeCosts(funcs, c.Wake, c.WakeLocal),
 	}
 	st.Register(pkt.UDP, u)
 	return u
@@ -160,11 +161,7 @@ func (sk *Socket) enqueue(w *sim.Work, cpu int, p pkt.Packet) {
 	}
 	if sk.sleeping {
 		sk.sleeping = false
-		if sk.reader.th.CPU().ID == cpu {
-			w.Add(u.fnWakeLocal, u.cWakeLocal)
-		} else {
-			w.Add(u.fnWake, u.cWake)
-		}
+		w.Add(u.wake.of(sk.reader.th.CPU().ID == cpu))
 		sk.reader.wake()
 	}
 }
