@@ -427,15 +427,10 @@ type Defer struct {
 
 // DeferOf counts Defer over stacks, with the skbs built on CPU recvCPU.
 func DeferOf(stacks []Stack, recvCPU int) Defer {
-	var d Defer
 	t := Attribute(stacks, Rules, Contexts)
-	for k, v := range t.Cells {
-		if k.Context == "veth" && (k.Category == "core" || k.Category == "ip") {
-			d.CoreIP += v
-			if k.CPU == recvCPU {
-				d.RecvCoreIP += v
-			}
-		}
+	d := Defer{CoreIP: TCPReceiveOf(t).CoreIP}
+	for _, cat := range []string{"core", "ip"} {
+		d.RecvCoreIP += t.Cells[Key{recvCPU, "veth", cat}]
 	}
 	for _, st := range stacks {
 		has := func(f string) bool { return slices.Contains(st.Frames, f) }

@@ -85,27 +85,12 @@ func TestReadErrors(t *testing.T) {
 // segment of that run, times the profile's list-mode netif_receive_skb +
 // ip_rcv (30 + 55 + (25 + 15) / 7.8 = 90.1 ns).
 func TestTCPMeasurement(t *testing.T) {
-	f, err := os.Open("../testdata/perf/tcp-gro-off.folded.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, err := Read(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile("../testdata/perf/tcp-gro-off.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var run struct {
 		Skbs     float64 `json:"tcp_in_segs_per_sec"`
 		Acks     float64 `json:"tcp_out_segs_per_sec"`
 		Coalesce float64 `json:"backlog_coalesce_per_sec"`
 	}
-	if err := json.Unmarshal(b, &run); err != nil {
-		t.Fatal(err)
-	}
+	st := storedRun(t, "tcp-gro-off", &run)
 	r := TCPReceiveOf(Attribute(st, Rules, Contexts))
 	sp := TCPSplitOf(st)
 	a := ACKTxOf(st)
@@ -117,7 +102,6 @@ func TestTCPMeasurement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const coreIP = 30 + 55 + (25.0+15)/7.8
 	doRcv := p.Must("tcp_v4_do_rcv")
 	for _, x := range []struct {
 		name       string
@@ -128,8 +112,8 @@ func TestTCPMeasurement(t *testing.T) {
 		{"tcp_add_backlog per backlogged skb", p.Must("tcp_add_backlog").Call, c.AddBacklog},
 		{"tcp_send_ack's TCP/IP part (less the 450 ns device part)", p.Must("tcp_send_ack").Call - 450, c.ACKTCPIP},
 	} {
-		if want := x.ratio * coreIP; math.Abs(x.got-want) > 1 {
-			t.Errorf("%s: profile %.1f ns, measurement gives %.2f x %.1f = %.1f", x.name, x.got, x.ratio, coreIP, want)
+		if want := x.ratio * bdwCoreIP; math.Abs(x.got-want) > 1 {
+			t.Errorf("%s: profile %.1f ns, measurement gives %.2f x %.1f = %.1f", x.name, x.got, x.ratio, bdwCoreIP, want)
 		}
 	}
 	if c.Backlogged < 0.4 || c.Backlogged > 0.55 {
@@ -176,27 +160,12 @@ func FuzzRead(f *testing.F) {
 // count the skbs left for the reader (TCPRcvCoalesce besides
 // TCPBacklogCoalesce).
 func TestDeferMeasurement(t *testing.T) {
-	f, err := os.Open("../testdata/perf/tcp-gro-off-defer.folded.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, err := Read(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile("../testdata/perf/tcp-gro-off-defer.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var run struct {
 		Skbs     float64 `json:"tcp_in_segs_per_sec"`
 		Backlog  float64 `json:"backlog_coalesce_per_sec"`
 		Coalesce float64 `json:"rcv_coalesce_per_sec"`
 	}
-	if err := json.Unmarshal(b, &run); err != nil {
-		t.Fatal(err)
-	}
+	st := storedRun(t, "tcp-gro-off-defer", &run)
 	d := DeferOf(st, 0)
 	if d != (Defer{Push: 37, FlushSkb: 321, FlushSeg: 448, RecvCoreIP: 1719, CoreIP: 1873}) {
 		t.Errorf("samples %+v, want push 37, flush 321 per skb + 448 per segment, core+IP 1719 of 1873 on CPU 0 (the profile's source)", d)
@@ -206,7 +175,6 @@ func TestDeferMeasurement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const coreIP = 30 + 55 + (25.0+15)/7.8
 	for _, x := range []struct {
 		name       string
 		got, ratio float64
@@ -215,11 +183,38 @@ func TestDeferMeasurement(t *testing.T) {
 		{"skb_release_data per skb", p.Must("skb_release_data").Call, c.FlushPerSkb},
 		{"skb_release_data per segment buffer", p.Must("skb_release_data").Pkt, c.FlushPerSeg},
 	} {
-		if want := x.ratio * coreIP; math.Abs(x.got-want) > 0.1 {
-			t.Errorf("%s: profile %.1f ns, measurement gives %.3f x %.1f = %.2f", x.name, x.got, x.ratio, coreIP, want)
+		if want := x.ratio * bdwCoreIP; math.Abs(x.got-want) > 0.1 {
+			t.Errorf("%s: profile %.1f ns, measurement gives %.3f x %.1f = %.2f", x.name, x.got, x.ratio, bdwCoreIP, want)
 		}
 	}
 	if c.Deferred < 37000 || c.Deferred > 39000 || c.Local < 0.07 || c.Local > 0.09 {
 		t.Errorf("%.0f deferred skbs/s, %.1f%% of segments local; want 38,037 and 8.2%%", c.Deferred, 100*c.Local)
 	}
+}
+
+// bdwCoreIP is the bdw-e5-1650v4 profile's list-mode netif_receive_skb +
+// ip_rcv per packet (ns), the scale of every measured TCP ratio.
+const bdwCoreIP = 30 + 55 + (25.0+15)/7.8
+
+// storedRun reads the stored perf run name: its folded stacks
+// (testdata/perf/name.folded.gz), and its counters (name.json) into run.
+func storedRun(t *testing.T, name string, run any) []Stack {
+	t.Helper()
+	f, err := os.Open("../testdata/perf/" + name + ".folded.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("../testdata/perf/" + name + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, run); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
