@@ -42,24 +42,31 @@ func TestSingleVsListCost(t *testing.T) {
 		var led pkt.Ledger
 		st := stack.New(costs, sim.NewFuncs(), nil, &led, nil)
 		u := stack.NewUDP(st, sim.NewFuncs())
-		var w sim.Work
-		skbs := modeltest.Constant(tc.n, 0, 0, 60, 1)
-		led.Offer(tc.n)
-		if tc.list {
-			st.ReceiveList(&w, 0, skbs)
-		} else {
-			for _, p := range skbs {
-				st.Receive(&w, 0, p)
-			}
-		}
-		if w.Total() != tc.want {
-			t.Errorf("%s: %d ns, want %d (%.1f ns/pkt; per-skb part %.0f)", tc.name, w.Total(), tc.want, float64(w.Total())/float64(tc.n), noPort)
+		got := deliver(st, &led, modeltest.Constant(tc.n, 0, 0, 60, 1), tc.list)
+		if got != tc.want {
+			t.Errorf("%s: %d ns, want %d (%.1f ns/pkt; per-skb part %.0f)", tc.name, got, tc.want, float64(got)/float64(tc.n), noPort)
 		}
 		if int(u.Stats.NoPorts) != tc.n || int(led.Dropped[pkt.UDPNoPorts]) != tc.n {
 			t.Errorf("%s: NoPorts %d, ledger %d, want %d", tc.name, u.Stats.NoPorts, led.Dropped[pkt.UDPNoPorts], tc.n)
 		}
 		modeltest.Conservation(t, &led)
 	}
+}
+
+// deliver offers skbs to led and hands them to st on CPU 0 in one step, as
+// one netif_receive_skb_list (list) or a netif_receive_skb each, and
+// returns the step's cost.
+func deliver(st *stack.Stack, led *pkt.Ledger, skbs []pkt.Packet, list bool) sim.Time {
+	var w sim.Work
+	led.Offer(len(skbs))
+	if list {
+		st.ReceiveList(&w, 0, skbs)
+	} else {
+		for _, p := range skbs {
+			st.Receive(&w, 0, p)
+		}
+	}
+	return w.Total()
 }
 
 // The raw-table rule drops UDP after ip_rcv's per-call part, for its own
@@ -83,21 +90,12 @@ func TestRawDropUDP(t *testing.T) {
 		st := stack.New(c, sim.NewFuncs(), nil, &led, func(_ uint16, n int) { released += n })
 		st.RawDropUDP = true
 		u := stack.NewUDP(st, sim.NewFuncs())
-		var w sim.Work
 		skbs := modeltest.Constant(8, 0, 0, 60, 1)
 		for i := range skbs {
 			skbs[i].Proto = tc.proto
 		}
-		led.Offer(len(skbs))
-		if tc.list {
-			st.ReceiveList(&w, 0, skbs)
-		} else {
-			for _, p := range skbs {
-				st.Receive(&w, 0, p)
-			}
-		}
-		if w.Total() != tc.want {
-			t.Errorf("%s: %d ns, want %d", tc.name, w.Total(), tc.want)
+		if got := deliver(st, &led, skbs, tc.list); got != tc.want {
+			t.Errorf("%s: %d ns, want %d", tc.name, got, tc.want)
 		}
 		wantDrops := 0
 		if tc.proto == pkt.UDP {
@@ -123,11 +121,7 @@ func TestRcvbufErrors(t *testing.T) {
 		st := stack.New(costs, sim.NewFuncs(), nil, &led, nil)
 		u := stack.NewUDP(st, sim.NewFuncs())
 		sk := u.Bind(tc.rcvbuf)
-		var w sim.Work
-		led.Offer(tc.offered)
-		for _, p := range modeltest.Constant(tc.offered, 0, 0, 60, 1) {
-			st.Receive(&w, 0, p)
-		}
+		deliver(st, &led, modeltest.Constant(tc.offered, 0, 0, 60, 1), false)
 		if sk.Len() != tc.queued || int(u.Stats.RcvbufErrors) != tc.offered-tc.queued || sk.Rmem() != tc.queued*stack.SkbTruesize {
 			t.Errorf("rcvbuf %d: queued %d errors %d rmem %d, want %d %d %d", tc.rcvbuf, sk.Len(), u.Stats.RcvbufErrors, sk.Rmem(),
 				tc.queued, tc.offered-tc.queued, tc.queued*stack.SkbTruesize)
