@@ -70,29 +70,24 @@ func median(v []float64) float64 {
 // times, and returns the wall time per call (ns) summed over the threads:
 // with two runnable threads every call switches to the other one.
 func yieldLoop(cpu, n, threads int) (float64, error) {
-	errc := make(chan error, threads)
 	start := make(chan struct{})
+	var done []<-chan error
 	for i := 0; i < threads; i++ {
-		go func() {
-			// The thread is pinned and discarded with its goroutine.
-			if err := pinThread(cpu); err != nil {
-				errc <- err
-				return
-			}
+		// The thread is pinned and discarded with its goroutine.
+		done = append(done, goPinned(-1, cpu, func() error {
 			<-start
 			for j := 0; j < n; j++ {
 				if _, _, e := unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0); e != 0 {
-					errc <- e
-					return
+					return e
 				}
 			}
-			errc <- nil
-		}()
+			return nil
+		}))
 	}
 	t0 := time.Now()
 	close(start)
 	var err error
-	for i := 0; i < threads; i++ {
+	for _, errc := range done {
 		if e := <-errc; e != nil && err == nil {
 			err = e
 		}
@@ -100,16 +95,9 @@ func yieldLoop(cpu, n, threads int) (float64, error) {
 	return float64(time.Since(t0).Nanoseconds()) / float64(n*threads), err
 }
 
-// pinThread locks the goroutine to its thread and the thread to cpu.
-func pinThread(cpu int) error {
-	runtime.LockOSThread()
-	var set unix.CPUSet
-	set.Set(cpu)
-	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		return fmt.Errorf("validate: pin to CPU %d: %w", cpu, err)
-	}
-	return nil
-}
+// pinThread locks the goroutine to its thread and the thread to cpu (in
+// the current namespace, so the caller may unlock it again).
+func pinThread(cpu int) error { return lockAndPin(-1, cpu) }
 
 // pingPong returns the mean round trip (ns) of a byte between two threads
 // on cpu through two pipes.
@@ -128,26 +116,19 @@ func pingPong(cpu, n int) (float64, error) {
 			unix.Close(fd)
 		}
 	}()
-	errc := make(chan error, 1)
-	go func() {
-		// The echo thread is pinned and discarded with its goroutine.
-		if err := pinThread(cpu); err != nil {
-			errc <- err
-			return
-		}
+	// The echo thread is pinned and discarded with its goroutine.
+	errc := goPinned(-1, cpu, func() error {
 		buf := make([]byte, 1)
 		for i := 0; i < n; i++ {
 			if _, err := unix.Read(a[0], buf); err != nil {
-				errc <- err
-				return
+				return err
 			}
 			if _, err := unix.Write(b[1], buf); err != nil {
-				errc <- err
-				return
+				return err
 			}
 		}
-		errc <- nil
-	}()
+		return nil
+	})
 	if err := pinThread(cpu); err != nil {
 		return 0, err
 	}
