@@ -29,8 +29,8 @@ func TestCoalesce(t *testing.T) {
 		{"URG", nil, func(p *pkt.Packet) { p.Flags |= pkt.FlagURG }, false},
 		{"CWR differs", nil, func(p *pkt.Packet) { p.Flags |= pkt.FlagCWR }, false},
 		{"other queue", nil, func(p *pkt.Packet) { p.Queue = 1 }, false},
-		{"frags full", func(p *pkt.Packet) { p.Segs = backlogMaxSegs }, func(p *pkt.Packet) { p.Seq = 1000 + 1448 }, false},
-		{"last frag", func(p *pkt.Packet) { p.Segs = backlogMaxSegs - 1 }, func(p *pkt.Packet) { p.Seq = 1000 + 1448 }, true},
+		{"frags full", func(p *pkt.Packet) { p.Segs = coalesceMaxSegs }, func(p *pkt.Packet) { p.Seq = 1000 + 1448 }, false},
+		{"last frag", func(p *pkt.Packet) { p.Segs = coalesceMaxSegs - 1 }, func(p *pkt.Packet) { p.Seq = 1000 + 1448 }, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tl, p := tail(), next()

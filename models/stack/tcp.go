@@ -291,10 +291,12 @@ func (t *TCP) Rcv(w *sim.Work, cpu int, p pkt.Packet) {
 	t.doRcv(w, sk, t.st.cpu(cpu), p)
 }
 
-// backlogMaxSegs bounds a coalesced backlog skb: skb_try_coalesce steals
-// each added segment's page head as one frag, and the tail keeps its own
-// head, so MAX_SKB_FRAGS + 1 segments of one frame each.
-const backlogMaxSegs = gro.MaxSkbFrags + 1
+// coalesceMaxSegs bounds an skb grown by skb_try_coalesce, in the socket
+// backlog (tcp_add_backlog) or the receive queue (tcp_try_coalesce): each
+// added segment's page head becomes one frag and the tail keeps its own
+// head, so MAX_SKB_FRAGS + 1 segments of one frame each; an skb with more
+// (a GRO super-skb carrying a frag_list) is not coalesced.
+const coalesceMaxSegs = gro.MaxSkbFrags + 1
 
 // coalesce is tcp_add_backlog's coalescing (v5.0, commit 4f693b55c3d2 "tcp:
 // implement coalescing on backlog queue"): an skb that continues the
@@ -308,7 +310,7 @@ func coalesce(tail *pkt.Packet, p pkt.Packet) bool {
 	switch {
 	case tail.Seq+uint32(tail.Payload) != p.Seq, (tail.Flags|p.Flags)&never != 0,
 		(tail.Flags^p.Flags)&pkt.FlagCWR != 0, tail.Queue != p.Queue,
-		tail.WireSegs()+p.WireSegs() > backlogMaxSegs:
+		tail.WireSegs()+p.WireSegs() > coalesceMaxSegs:
 		return false
 	}
 	segs := tail.WireSegs() + p.WireSegs()

@@ -1,7 +1,6 @@
 package stack
 
 import (
-	"github.com/rxsim/rxsim/models/gro"
 	"github.com/rxsim/rxsim/models/pkt"
 	"github.com/rxsim/rxsim/sim"
 	"strconv"
@@ -184,12 +183,6 @@ func (sk *TCPSocket) enqueue(at sim.Time, p pkt.Packet, truesize int, cpu *sim.C
 	sk.segs += p.WireSegs()
 }
 
-// rcvCoalesceMaxSegs bounds an skb grown by tcp_try_coalesce: each added
-// segment's page head becomes one frag (skb_try_coalesce), and the skb keeps
-// its own head, so MAX_SKB_FRAGS + 1 segments of one frame each; an skb with
-// more (a GRO super-skb carrying a frag_list) is not coalesced.
-const rcvCoalesceMaxSegs = gro.MaxSkbFrags + 1
-
 // tryCoalesce is tcp_queue_rcv's tcp_try_coalesce: p, which continues the
 // receive queue's tail skb (it is in order), is merged into it while the
 // frags fit and both come from the same RX queue (same page pool / recycle
@@ -204,7 +197,7 @@ func (sk *TCPSocket) tryCoalesce(at sim.Time, p pkt.Packet, truesize int, cpu *s
 	}
 	tail := &sk.q[(sk.head+sk.n-1)%len(sk.q)]
 	segs := int32(p.WireSegs())
-	if tail.bytes == 0 || tail.queue != p.Queue || tail.segs+segs > rcvCoalesceMaxSegs {
+	if tail.bytes == 0 || tail.queue != p.Queue || tail.segs+segs > coalesceMaxSegs {
 		return false
 	}
 	delta := truesize - tcpSkbShell
