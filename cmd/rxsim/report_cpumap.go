@@ -56,6 +56,9 @@ func writeCpumapCosts(w io.Writer, s *scenarios.Spec, r *host.Result) {
 			s.Cpumap.QSize, groupThousands(int64(c.KthreadSchedPerSec))),
 		"none": "neither CPU is saturated",
 	}[c.Limit]
+	if c.Limit == "remote" && c.DropPPS == 0 && r.TCP != nil {
+		why = "the remote CPU limits: it is saturated, and the TCP window keeps its ring from overflowing (no enqueue drops)"
+	}
 	fmt.Fprintf(w, "  %-20s %s\n", "limit: "+c.Limit, why)
 	if u := r.UDP; u != nil && u.RcvbufErrors > 0 {
 		fmt.Fprintf(w, "  %-20s the reader limits delivery: it reads %s/s and the socket overflows (RcvbufErrors %s/s)\n",

@@ -47,6 +47,9 @@ func writeNetperf(w io.Writer, s *scenarios.Spec, r *host.Result) {
 		groupThousands(int64(t.RcvCoalescePerSec)),
 		groupThousands(int64(ptrOr(r.AcksPerSec))), groupThousands(int64(t.AcksSoftirq)), groupThousands(int64(t.AcksBacklog)),
 		groupThousands(int64(t.AcksApp)), groupThousands(int64(t.AcksDelack)), groupThousands(int64(t.DupAcks)), t.SegsPerAck)
+	if t.CsumSkbsPerSec > 0 {
+		fmt.Fprintf(w, "; software checksum (no checksum status) %s skbs/s", groupThousands(int64(t.CsumSkbsPerSec)))
+	}
 	if t.DeferredFreesPerSec > 0 {
 		fmt.Fprintf(w, "; skb frees deferred to the allocating CPU %s/s (kick IPIs %s/s)",
 			groupThousands(int64(t.DeferredFreesPerSec)), groupThousands(int64(t.DeferKicksPerSec)))

@@ -178,7 +178,8 @@ func (c *CpumapExt) Report(r *Result, secs float64) {
 	if r.RxPPS > 0 {
 		res.RxNSPerPkt = res.RxBusy * 1e9 / r.RxPPS
 	}
-	res.Limit = limit(res, r)
+	k := c.h.Spec.Traffic.Kind
+	res.Limit = limit(res, r, k == "tcp_stream" || k == "tcp_rr")
 	r.Cpumap = res
 }
 
@@ -191,8 +192,11 @@ const saturated = 0.97
 // slower side; "qsize" when the ring overflows although the remote CPU is
 // not saturated (it sleeps between xdp_do_flush wake-ups and the ring is
 // too small to cover them); "none" otherwise.
-func limit(c *CpumapResult, r *Result) string {
-	remote := c.RemoteBusy >= saturated && (c.DropPPS > 0 || r.Drops[pkt.Backlog.String()] > 0)
+func limit(c *CpumapResult, r *Result, tcp bool) string {
+	// A saturated remote CPU limits when its queue overflows, or, for TCP,
+	// without drops: the window keeps the ring and the backlog from
+	// overflowing and the stream slows to what that CPU delivers.
+	remote := c.RemoteBusy >= saturated && (c.DropPPS > 0 || r.Drops[pkt.Backlog.String()] > 0 || tcp)
 	rx := c.RxBusy >= saturated
 	switch {
 	case remote && (!rx || c.RemoteNSPerPkt > c.RxNSPerPkt):

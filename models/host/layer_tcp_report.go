@@ -80,8 +80,8 @@ func (x *TCPExt) Report(r *Result, secs float64) {
 		AcksDelack: rate(t.AcksDelack, o.AcksDelack), DupAcks: rate(t.DupAcks, o.DupAcks),
 		ReadsPerSec: rate(t.Reads, o.Reads), WakeupsPerSec: rate(t.Wakeups, o.Wakeups),
 		BackloggedPerSec: rate(t.Backlogged, o.Backlogged), BacklogCoalescePerSec: rate(t.BacklogCoalesced, o.BacklogCoalesced),
-		RcvCoalescePerSec: rate(t.RcvCoalesced, o.RcvCoalesced),
-		OfoDrops:          rate(t.OfoDrops, o.OfoDrops), RcvbufDrops: rate(t.RcvbufDrops, o.RcvbufDrops),
+		RcvCoalescePerSec: rate(t.RcvCoalesced, o.RcvCoalesced), CsumSkbsPerSec: rate(t.CsumSkbs, o.CsumSkbs),
+		OfoDrops: rate(t.OfoDrops, o.OfoDrops), RcvbufDrops: rate(t.RcvbufDrops, o.RcvbufDrops),
 		DeferredFreesPerSec: rate(now.defers.Deferred, old.defers.Deferred),
 		DeferKicksPerSec:    rate(now.defers.Kicks, old.defers.Kicks),
 	}

@@ -83,6 +83,10 @@ type TCPResult struct {
 	// RcvCoalescePerSec is skbs merged into the receive queue's tail skb
 	// (TcpExt TCPRcvCoalesce).
 	RcvCoalescePerSec float64 `json:"rcv_coalesce_per_sec"`
+	// CsumSkbsPerSec is skbs tcp_v4_rcv checksummed in software
+	// (tcp_checksum_complete of CHECKSUM_NONE skbs: cpumap-built, not
+	// through GRO).
+	CsumSkbsPerSec float64 `json:"csum_skbs_per_sec,omitempty"`
 	// DeferredFreesPerSec is consumed skbs handed back to the CPU that
 	// built them (skb_attempt_defer_free), DeferKicksPerSec the IPIs
 	// that made such a CPU flush its list.

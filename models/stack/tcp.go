@@ -109,6 +109,10 @@ type TCPCosts struct {
 	DoRcvSkb, DoRcvSeg float64
 	// AddBacklog is tcp_add_backlog per skb, when the user owns the socket.
 	AddBacklog float64
+	// CsumByte is __skb_checksum_complete per L4 byte: tcp_checksum_complete
+	// of an skb without checksum status (CHECKSUM_NONE: cpumap-built skbs
+	// that did not pass GRO), in tcp_add_backlog or tcp_rcv_established.
+	CsumByte float64
 	// SendAck is tcp_send_ack: skb alloc, header build, ip_queue_xmit,
 	// dev_queue_xmit, the driver's transmit and its TX completion.
 	SendAck float64
@@ -154,6 +158,7 @@ type TCPConfig struct {
 // TCPStats are TCP counters (segment counts are wire segments).
 type TCPStats struct {
 	Skbs             uint64 // skbs through tcp_v4_rcv (Tcp InSegs)
+	CsumSkbs         uint64 // of those, checksummed in software (no checksum status)
 	Segs, Bytes      uint64 // received in order and queued
 	OfoDrops         uint64 // segments dropped out of order
 	RcvbufDrops      uint64 // segments dropped for receive space
@@ -191,7 +196,7 @@ type TCP struct {
 	byID  map[uint32]*TCPSocket // only for flows outside [first, first+len)
 
 	fnRcv, fnAck, fnRecv, fnCopy, fnSend    sim.FuncID
-	fnDoRcv, fnBacklog, fnFree              sim.FuncID
+	fnDoRcv, fnBacklog, fnFree, fnCsum      sim.FuncID
 	cRcvSkb, cDoRcvSkb, cDoRcvSeg, cBacklog sim.Time
 	cAck, cRecvCall, cRecvSkb, cSendCall    sim.Time
 	wake                                    wakeCosts
@@ -213,6 +218,7 @@ func NewTCP(st *Stack, cfg TCPConfig, c TCPCosts, funcs *sim.Funcs, peer TCPPeer
 		fnRcv: funcs.ID("tcp_v4_rcv"), fnAck: funcs.ID("tcp_send_ack"), fnRecv: funcs.ID("tcp_recvmsg"),
 		fnCopy: funcs.ID("_copy_to_iter"), fnSend: funcs.ID("tcp_sendmsg"),
 		fnDoRcv: funcs.ID("tcp_v4_do_rcv"), fnBacklog: funcs.ID("tcp_add_backlog"), fnFree: funcs.ID("skb_release_data"),
+		fnCsum:  funcs.ID("__skb_checksum_complete"),
 		cRcvSkb: ns(c.RcvSkb), cDoRcvSkb: ns(c.DoRcvSkb), cDoRcvSeg: ns(c.DoRcvSeg), cBacklog: ns(c.AddBacklog),
 		cAck: ns(c.SendAck), cRecvCall: ns(c.RecvCall),
 		cRecvSkb: ns(c.RecvSkb), cSendCall: ns(c.SendCall), wake: newWakeCosts(funcs, c.Wake, c.WakeLocal),
@@ -268,6 +274,7 @@ func (t *TCP) Rcv(w *sim.Work, cpu int, p pkt.Packet) {
 	t.Stats.Skbs++ // Tcp InSegs: every skb tcp_v4_rcv sees
 	segs := p.WireSegs()
 	w.Add(t.fnRcv, t.cRcvSkb)
+	t.checksum(w, &p)
 	sk := t.lookup(p.Flow)
 	if sk == nil {
 		t.Stats.NoSocket += uint64(segs)
@@ -289,6 +296,27 @@ func (t *TCP) Rcv(w *sim.Work, cpu int, p pkt.Packet) {
 		return
 	}
 	t.doRcv(w, sk, t.st.cpu(cpu), p)
+}
+
+// checksum verifies in software an skb that has no checksum status
+// (CHECKSUM_NONE: built by the cpumap kthread from an xdp_frame, not
+// validated by GRO). tcp_v4_rcv's skb_checksum_init only seeds skb->csum
+// with the pseudo-header for a segment longer than CHECKSUM_BREAK (76
+// bytes); the sum over the segment is tcp_checksum_complete's, in
+// tcp_add_backlog (before the backlog coalescing) or in
+// tcp_rcv_established, whichever comes first, and it marks the skb
+// csum_valid, so it is done once, on the CPU that runs tcp_v4_rcv. The
+// no-socket path (before a reset) does the same. The sum covers the L4
+// length: TCP header and payload.
+func (t *TCP) checksum(w *sim.Work, p *pkt.Packet) {
+	if p.CsumOK {
+		return
+	}
+	t.Stats.CsumSkbs++
+	if l4 := p.Len - gro.EthHLen - gro.IPv4HLen; l4 > 0 {
+		w.Add(t.fnCsum, ns(t.costs.CsumByte*float64(l4)))
+	}
+	p.CsumOK = true
 }
 
 // coalesceMaxSegs bounds an skb grown by skb_try_coalesce, in the socket

@@ -344,3 +344,67 @@ func fnTime(h *modeltest.Harness, cpu int, name string) sim.Time {
 	}
 	return 0
 }
+
+// TestTCPChecksum: an skb without checksum status (a cpumap-built skb that
+// did not pass GRO) is checksummed once over its L4 length, in tcp_v4_rcv's
+// path on the CPU that runs it, whether it is processed at once or put on
+// the socket backlog; an skb the NIC (or GRO) validated is not.
+func TestTCPChecksum(t *testing.T) {
+	const l4 = mss + 66 - 14 - 20 // TCP header with timestamps + payload
+	for _, c := range []struct {
+		name    string
+		csumOK  bool
+		owned   bool // the reader owns the socket: the skbs are backlogged
+		wantSum int  // skbs summed
+	}{
+		{"validated by the NIC", true, false, 0},
+		{"no checksum status", false, false, 3},
+		{"no checksum status, backlogged", false, true, 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tc := tcpCosts
+			tc.CsumByte = 0.1
+			h := modeltest.New(modeltest.Config{CPUs: 2})
+			b := &tcpBed{h: h, p: &peer{}}
+			b.st = stack.New(costs, h.Funcs, h.Softnet, &h.Led, nil)
+			b.tcp = stack.NewTCP(b.st, stack.TCPConfig{Rcvbuf: 1 << 20, MSS: mss}, tc, h.Funcs, b.p, h.Eng)
+			b.sk = b.tcp.Listen(0, h.CPUs[1])
+			mk := func(from int) []pkt.Packet {
+				var skbs []pkt.Packet
+				for i := from; i < from+3; i++ {
+					p := seg(uint32(i*mss), 1, 0)
+					p.CsumOK = c.csumOK
+					skbs = append(skbs, p)
+				}
+				return skbs
+			}
+			if c.owned {
+				// The first skbs wake the reader; the next arrive while it
+				// copies them (it owns the socket).
+				b.softirq(mk(0)...)
+				h.Eng.Run(1)
+				b.tcp.Stats.CsumSkbs = 0
+				h.Acct.ByFunc[0][h.Funcs.ID("__skb_checksum_complete")] = 0
+				h.Eng.Schedule(h.Eng.Now()+3*sim.Microsecond, at(func() { b.softirq(mk(3)...) }), 0)
+			} else {
+				b.softirq(mk(0)...)
+			}
+			h.Run(sim.Millisecond)
+			if c.owned && b.tcp.Stats.Backlogged == 0 {
+				t.Fatalf("no skb backlogged; the test wants the reader to own the socket")
+			}
+			if got := int(b.tcp.Stats.CsumSkbs); got != c.wantSum {
+				t.Errorf("%d skbs checksummed, want %d", got, c.wantSum)
+			}
+			perSkb := 0.1 * float64(l4)
+			want := sim.Time(c.wantSum) * sim.Time(perSkb+0.5)
+			if got := fnTime(h, 0, "__skb_checksum_complete"); got != want {
+				t.Errorf("softirq CPU spent %v in __skb_checksum_complete, want %v (%d x 0.1 ns x %d bytes)", got, want, c.wantSum, l4)
+			}
+			if got := fnTime(h, 1, "__skb_checksum_complete"); got != 0 {
+				t.Errorf("the reader spent %v in __skb_checksum_complete, want 0 (checksummed once, before the backlog)", got)
+			}
+			modeltest.Conservation(t, &h.Led, b.tcp)
+		})
+	}
+}
