@@ -276,24 +276,26 @@ func BenchmarkTCPStreamGRO(b *testing.B) {
 // TestCpumapTCPStream: the delivery mode changes the figures through the
 // mechanisms. cpumap skbs have no checksum status. With GRO in the kthread
 // (gro) or threaded NAPI (napi) GRO checksums each segment as it merges it,
-// the remote CPU merges ~40 segments per skb, netserver reads super-skbs,
-// and the 40G stream stays within 10% of line rate. With per-skb delivery
-// (single, list, backlog) tcp_v4_rcv's path checksums every segment
-// (tcp_checksum_complete) on top of the per-skb stack, and the remote CPU
-// saturates below the GRO modes' rate, without enqueue drops (the window
-// holds). Its skbs arrive faster than netserver reads: netserver holds the
-// socket when nearly every one arrives, so they are coalesced in the
-// socket backlog and netserver runs tcp_v4_do_rcv and the ACKs, and its
-// CPU is at least 70% busy. The per-skb modes cost more CPU per Gbit/s
-// (netperf's service demand).
+// the remote CPU merges ~30-40 segments per skb, netserver reads
+// super-skbs, and the 40G stream stays within 10% of line rate. With
+// per-skb delivery (single, list, backlog) tcp_v4_rcv's path checksums
+// every segment (tcp_checksum_complete) on top of the per-skb stack. In
+// single and list the remote CPU also builds the skbs, saturates without
+// enqueue drops (the window holds) and limits the stream below the GRO
+// modes' rate; backlog builds the skbs on the RX CPU and the remote CPU
+// keeps up. The per-skb skbs arrive faster than netserver reads:
+// netserver holds the socket when nearly every one arrives, so they are
+// coalesced in the socket backlog and netserver runs tcp_v4_do_rcv and the
+// ACKs, and its CPU is at least 70% busy. The per-skb modes cost more CPU
+// per Gbit/s (netperf's service demand).
 func TestCpumapTCPStream(t *testing.T) {
 	const line40 = 4 * lineRate10G
 	total, gbps := map[string]float64{}, map[string]float64{}
 	for _, c := range []struct {
-		mode   string
-		merged bool
+		mode              string
+		merged, saturates bool
 	}{
-		{"single", false}, {"list", false}, {"gro", true}, {"napi", true}, {"backlog", false},
+		{"single", false, true}, {"list", false, true}, {"gro", true, false}, {"napi", true, false}, {"backlog", false, false},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			_, r := tcpRun(t, "cpumap-tcp-stream", `duration="20ms"`, "cpumap.delivery="+c.mode)
@@ -309,8 +311,8 @@ func TestCpumapTCPStream(t *testing.T) {
 			if want := map[bool]float64{false: r.TCP.SkbsPerSec, true: 0}[c.merged]; r.TCP.CsumSkbsPerSec != want {
 				t.Errorf("%.0f skbs/s checksummed by TCP, want %.0f", r.TCP.CsumSkbsPerSec, want)
 			}
-			if !c.merged && r.Cpumap.Limit != "remote" {
-				t.Errorf("limit %q (remote CPU %.1f%% busy), want the remote CPU", r.Cpumap.Limit, 100*r.Cpumap.RemoteBusy)
+			if limited := r.Cpumap.Limit == "remote"; limited != c.saturates {
+				t.Errorf("limit %q (remote CPU %.1f%% busy), want the remote CPU to limit: %v", r.Cpumap.Limit, 100*r.Cpumap.RemoteBusy, c.saturates)
 			}
 			backlogged := r.TCP.BackloggedPerSec / r.TCP.SkbsPerSec
 			switch {
@@ -329,8 +331,8 @@ func TestCpumapTCPStream(t *testing.T) {
 			if total[m] > 0 && total[g] > 0 && total[g] >= total[m] {
 				t.Errorf("CPU %.2f%% per Gbit/s with %s, %.2f%% with %s; want GRO to cost less", total[g], g, total[m], m)
 			}
-			if gbps[m] > 0 && gbps[g] > 0 && gbps[m] >= gbps[g] {
-				t.Errorf("%.2f Gbit/s with %s, %.2f with %s; want the GRO mode faster", gbps[m], m, gbps[g], g)
+			if m != "backlog" && gbps[m] > 0 && gbps[g] > 0 && gbps[m] >= gbps[g] {
+				t.Errorf("%.2f Gbit/s with %s, %.2f with %s; want the GRO mode faster than a saturated per-skb mode", gbps[m], m, gbps[g], g)
 			}
 		}
 	}

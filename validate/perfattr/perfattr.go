@@ -166,6 +166,7 @@ var Rules = []Rule{
 	{"veth_xdp_rcv", "veth_rcv"}, {"veth_poll", "napi"}, {"net_rx_action", "napi"}, {"process_backlog", "napi"},
 	{"handle_softirqs", "softirq_other"},
 	{"_copy_to_iter", "copy"},
+	{"__skb_checksum_complete", "csum"}, {"__udp4_lib_rcv", "udp"},
 	{"tcp_recvmsg", "recvmsg"}, {"tcp_recvmsg_locked", "recvmsg"},
 	{"tcp_sendmsg", "send"},
 }
@@ -177,6 +178,7 @@ var Contexts = []Context{
 	{Name: "reader", Any: []string{"tcp_recvmsg", "tcp_recvmsg_locked"}},
 	{Name: "reader", Any: []string{"__release_sock"}, Not: []string{"tcp_sendmsg"}},
 	{Name: "sender", Any: []string{"tcp_sendmsg"}},
+	{Name: "cpumap", Any: []string{"cpu_map_kthread_run"}},
 }
 
 // Key is one cell of a Table.
@@ -477,4 +479,23 @@ func DeferCostsOf(d Defer, r Rates) DeferCostRatios {
 		Deferred:    deferred,
 		Local:       1 - remote,
 	}
+}
+
+// Csum counts, in one run of datagrams with no checksum status through a
+// cpumap kthread, the samples of the software checksum
+// (__skb_checksum_complete, with csum_partial under it) and of the core and
+// IP receive of the same datagrams, on the kthread's CPU.
+type Csum struct{ Csum, CoreIP int }
+
+// CsumOf counts Csum over stacks, for the cpumap kthread on CPU cpu.
+func CsumOf(stacks []Stack, cpu int) Csum {
+	t := Attribute(stacks, Rules, Contexts)
+	k := func(cat string) int { return t.Cells[Key{cpu, "cpumap", cat}] }
+	return Csum{Csum: k("csum"), CoreIP: k("core") + k("ip")}
+}
+
+// PerByte is the checksum per L4 byte as a multiple of what the core and IP
+// receive cost per datagram, for datagrams of l4 bytes each.
+func (c Csum) PerByte(l4 int) float64 {
+	return float64(c.Csum) / float64(c.CoreIP) / float64(l4)
 }

@@ -218,3 +218,39 @@ func storedRun(t *testing.T, name string, run any) []Stack {
 	}
 	return st
 }
+
+// TestCsumMeasurement re-derives the bdw profile's checksum rate
+// (__skb_checksum_complete and __skb_gro_checksum_complete, both
+// csum_partial) from the stored cpumap UDP run, and the fc-epyc profile's
+// from the same run's absolute CPU time.
+func TestCsumMeasurement(t *testing.T) {
+	var run struct {
+		PPS     float64 `json:"kthread_pps"`
+		L4      int     `json:"l4_bytes"`
+		Seconds float64 `json:"perf_seconds"`
+		Hz      float64 `json:"perf_hz"`
+	}
+	st := storedRun(t, "udp-cpumap-csum", &run)
+	c := CsumOf(st, 1)
+	if c != (Csum{Csum: 1057, CoreIP: 1639}) {
+		t.Errorf("samples %+v, want checksum 1057 and core+IP 1639 on the kthread's CPU 1 (the profiles' source)", c)
+	}
+	bdw, err := hw.Load("i40e", "bdw-e5-1650v4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := c.PerByte(run.L4) * bdwCoreIP
+	for _, f := range []string{"__skb_checksum_complete", "__skb_gro_checksum_complete"} {
+		if got := bdw.Must(f).Byte; math.Abs(got-want) > 0.0005 {
+			t.Errorf("bdw %s: profile %.4f ns/byte, measurement gives %.4f", f, got, want)
+		}
+	}
+	fc, err := hw.Load("veth", "fc-epyc-2vcpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs := float64(c.Csum) / (run.Seconds * run.Hz) / (run.PPS * float64(run.L4)) * 1e9
+	if got := fc.Must("__skb_gro_checksum_complete").Byte; math.Abs(got-abs) > 0.0005 {
+		t.Errorf("fc-epyc checksum: profile %.4f ns/byte, measurement gives %.4f", got, abs)
+	}
+}
