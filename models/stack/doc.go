@@ -41,7 +41,10 @@
 // its skbs itself; TCP defers them, see tcp.go). The
 // software UDP checksum of CHECKSUM_NONE skbs (cpumap-built) is not a
 // separate item: it is inside udp_rcv's cost, calibrated on cpumap
-// traffic (kernel-rx-path.md §9).
+// traffic of 64-byte frames (kernel-rx-path.md §9), so it does not grow
+// with the datagram, and a zero UDP checksum (pktgen's default) is not
+// told apart. TCP sums a CHECKSUM_NONE skb per byte
+// (tcp_checksum_complete, TCP.checksum).
 //
 // # Kernel files followed
 //
