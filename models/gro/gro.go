@@ -274,8 +274,9 @@ func (e *Engine) Receive(w *sim.Work, p pkt.Packet) Result {
 		return e.normal(w, p)
 	}
 	w.Add(e.fAttempt, ns(e.costs.Attempt))
-	if !p.CsumOK {
-		// skb_gro_checksum_validate in tcp4/udp4_gro_receive; once
+	if !p.CsumOK && !p.ZeroCsum {
+		// skb_gro_checksum_validate in tcp4/udp4_gro_receive (a UDP
+		// datagram without checksum is not summed: zero_okay); once
 		// validated the stack does not checksum again.
 		if l4 := p.Len - EthHLen - IPv4HLen; l4 > 0 {
 			w.Add(e.fCsum, ns(e.costs.CsumPerByte*float64(l4)))

@@ -147,7 +147,7 @@ func (h *Host) buildTraffic() error {
 		PktSize: t.PktSize, Threads: t.Threads, Burst: t.Burst, Flows: t.Flows,
 		RatePPS: rate, ThreadMaxPPS: t.ThreadMaxPPS, Count: t.Count, Jitter: t.Jitter,
 		LineGbps: h.Profile.NIC.LineRateGbps.V, Overhead: int(h.Profile.NIC.WireOverhead.V),
-		Proto: pkt.UDP,
+		Proto: pkt.UDP, ZeroCsum: t.Kind == "pktgen",
 	}, h.Streams.Get("traffic/pktgen"))
 	h.Source = g
 	h.OfferedPPS = g.OfferedPPS()

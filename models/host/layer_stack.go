@@ -136,7 +136,7 @@ func (h *Host) need(layer string, names ...string) error {
 
 func (h *Host) stackCosts() (stack.Costs, error) {
 	if err := h.need("stack", "build_skb", "netif_receive_skb", "ip_rcv", "udp_rcv", "udp_queue_rcv_skb",
-		"udp_noport", "sock_def_readable", "sock_def_readable_local", "recvmsg"); err != nil {
+		"udp_noport", "sock_def_readable", "sock_def_readable_local", "recvmsg", "__skb_checksum_complete"); err != nil {
 		return stack.Costs{}, err
 	}
 	c := h.Cost
@@ -154,6 +154,7 @@ func (h *Host) stackCosts() (stack.Costs, error) {
 		UDPEnqueue: c("udp_queue_rcv_skb").Pkt, UDPNoPort: c("udp_noport").Pkt, Wake: c("sock_def_readable").Call,
 		WakeLocal:   c("sock_def_readable_local").Call,
 		RecvmsgCall: r.Call, RecvmsgPkt: r.Pkt, RecvmsgByte: r.Byte,
+		CsumByte: c("__skb_checksum_complete").Byte,
 	}, nil
 }
 

@@ -70,7 +70,7 @@ func TCPLayer(h *Host) error {
 	if x.Stack == nil {
 		return fmt.Errorf("host: traffic.kind %s needs the stack layer (StackLayer before TCPLayer)", s.Traffic.Kind)
 	}
-	if err := h.need("tcp", "tcp_v4_rcv", "tcp_v4_do_rcv", "tcp_add_backlog", "__skb_checksum_complete", "tcp_send_ack", "tcp_recvmsg", "skb_release_data", "_copy_to_iter", "tcp_sendmsg", "sock_def_readable", "sock_def_readable_local"); err != nil {
+	if err := h.need("tcp", "tcp_v4_rcv", "tcp_v4_do_rcv", "tcp_add_backlog", "tcp_send_ack", "tcp_recvmsg", "skb_release_data", "_copy_to_iter", "tcp_sendmsg", "sock_def_readable", "sock_def_readable_local"); err != nil {
 		return err
 	}
 	if err := h.enableDefer(); err != nil {
@@ -142,9 +142,9 @@ func (h *Host) enableDefer() error {
 func (h *Host) tcpCosts() stack.TCPCosts {
 	return stack.TCPCosts{
 		RcvSkb: h.Cost("tcp_v4_rcv").Call, DoRcvSkb: h.Cost("tcp_v4_do_rcv").Call, DoRcvSeg: h.Cost("tcp_v4_do_rcv").Pkt,
-		AddBacklog: h.Cost("tcp_add_backlog").Call, CsumByte: h.Cost("__skb_checksum_complete").Byte,
-		SendAck:  h.Cost("tcp_send_ack").Call,
-		RecvCall: h.Cost("tcp_recvmsg").Call, RecvSkb: h.Cost("tcp_recvmsg").Pkt,
+		AddBacklog: h.Cost("tcp_add_backlog").Call,
+		SendAck:    h.Cost("tcp_send_ack").Call,
+		RecvCall:   h.Cost("tcp_recvmsg").Call, RecvSkb: h.Cost("tcp_recvmsg").Pkt,
 		FreeSkb: h.Cost("skb_release_data").Call, FreeSeg: h.Cost("skb_release_data").Pkt,
 		CopyByte: h.Cost("_copy_to_iter").Byte,
 		SendCall: h.Cost("tcp_sendmsg").Call, SendByte: h.Cost("tcp_sendmsg").Byte,

@@ -45,6 +45,10 @@ type Packet struct {
 	Flags uint8
 	// CsumOK is true when the NIC validated the checksum (CHECKSUM_UNNECESSARY).
 	CsumOK bool
+	// ZeroCsum marks a UDP datagram sent without a checksum (its check
+	// field is 0: pktgen's default, and the live and AF_PACKET frames of
+	// validate): without CsumOK there is still nothing to sum.
+	ZeroCsum bool
 	// Queue is the RX queue the packet arrived on.
 	Queue uint16
 	// AllocCPU is the CPU that built the packet's skb (skb->alloc_cpu: the

@@ -21,6 +21,7 @@ type App struct {
 	batch  int
 	hist   *Histogram
 	fnRecv sim.FuncID
+	fnCsum sim.FuncID
 	cCall  sim.Time
 	cPkt   sim.Time
 	cByte  float64
@@ -37,7 +38,7 @@ var _ sim.Task = (*App)(nil)
 // reading batch messages per call, recording latency in hist (may be nil).
 func NewApp(sk *Socket, cpu *sim.CPU, batch int, hist *Histogram, funcs *sim.Funcs) *App {
 	c := sk.u.st.costs
-	a := &App{sk: sk, batch: max(batch, 1), hist: hist, fnRecv: funcs.ID("recvmsg"),
+	a := &App{sk: sk, batch: max(batch, 1), hist: hist, fnRecv: funcs.ID("recvmsg"), fnCsum: funcs.ID("skb_copy_and_csum_datagram"),
 		cCall: ns(c.RecvmsgCall), cPkt: ns(c.RecvmsgPkt), cByte: c.RecvmsgByte}
 	a.th = cpu.NewThread("udp_sink/"+strconv.Itoa(sk.ID), "app", a)
 	sk.reader = a
@@ -65,6 +66,10 @@ func (a *App) Run(now sim.Time, w *sim.Work) {
 			p := sk.pop()
 			segs := p.WireSegs()
 			w.Add(a.fnRecv, a.cPkt+sim.Time(a.cByte*float64(p.Payload)+0.5))
+			// udp_recvmsg of a datagram without checksum status: the
+			// copy sums it (skb_copy_and_csum_datagram_msg), at the
+			// checksum's rate on top of the copy.
+			st.checksum(w, a.fnCsum, &p)
 			a.Reads++
 			a.Bytes += uint64(p.Payload)
 			sk.u.Stats.InDatagrams++

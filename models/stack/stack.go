@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"github.com/rxsim/rxsim/models/gro"
 	"github.com/rxsim/rxsim/models/napi"
 	"github.com/rxsim/rxsim/models/pkt"
 	"github.com/rxsim/rxsim/sim"
@@ -40,6 +41,10 @@ type Costs struct {
 	// RecvmsgCall, RecvmsgPkt, RecvmsgByte: the reader's syscall per call,
 	// udp_recvmsg + skb free per message, copy_to_user per payload byte.
 	RecvmsgCall, RecvmsgPkt, RecvmsgByte float64
+	// CsumByte is the software checksum (csum_partial) per L4 byte of an
+	// skb without checksum status: __skb_checksum_complete in TCP and in
+	// UDP's no-socket path, skb_copy_and_csum_datagram in udp_recvmsg.
+	CsumByte float64
 }
 
 // Steerer is RPS in netif_receive_skb_internal: get_rps_cpu and, when it
@@ -87,10 +92,10 @@ type Stack struct {
 	RawDropUDP bool
 	l4         [2]L4Receiver
 
-	fnRecv, fnIP, fnBuild, fnRaw sim.FuncID
-	cRecvCall, cRecvPkt          sim.Time
-	cIPCall, cIPPkt              sim.Time
-	cBuild, cRaw                 sim.Time
+	fnRecv, fnIP, fnBuild, fnRaw, fnCsum sim.FuncID
+	cRecvCall, cRecvPkt                  sim.Time
+	cIPCall, cIPPkt                      sim.Time
+	cBuild, cRaw                         sim.Time
 
 	Stats Stats
 }
@@ -105,13 +110,33 @@ func New(c Costs, funcs *sim.Funcs, softnet []*napi.Softnet, led *pkt.Ledger, re
 	return &Stack{
 		costs: c, softnet: softnet, Led: led, Release: release,
 		fnRecv: funcs.ID("netif_receive_skb"), fnIP: funcs.ID("ip_rcv"), fnBuild: funcs.ID("build_skb"),
-		fnRaw:     funcs.ID("iptables_raw_drop"),
+		fnRaw: funcs.ID("iptables_raw_drop"), fnCsum: funcs.ID("__skb_checksum_complete"),
 		cRecvCall: ns(c.RecvCall), cRecvPkt: ns(c.RecvPkt),
 		cIPCall: ns(c.IPCall), cIPPkt: ns(c.IPPkt), cBuild: ns(c.BuildSkb), cRaw: ns(c.RawDrop),
 	}
 }
 
 func ns(x float64) sim.Time { return sim.Time(x + 0.5) }
+
+// NeedsCsum reports whether p must be summed in software before its payload
+// is trusted: the NIC gave no checksum status (CHECKSUM_NONE: an skb the
+// cpumap kthread built from an xdp_frame, not validated by GRO; a frame
+// from veth's XDP path) and the datagram carries a checksum.
+func NeedsCsum(p *pkt.Packet) bool { return !p.CsumOK && !p.ZeroCsum }
+
+// checksum sums p in software when NeedsCsum (charged to fn, per L4 byte:
+// the TCP or UDP header and the payload) and marks it valid (csum_valid);
+// it reports whether it summed.
+func (s *Stack) checksum(w *sim.Work, fn sim.FuncID, p *pkt.Packet) bool {
+	if !NeedsCsum(p) {
+		return false
+	}
+	if l4 := p.Len - gro.EthHLen - gro.IPv4HLen; l4 > 0 {
+		w.Add(fn, ns(s.costs.CsumByte*float64(l4)))
+	}
+	p.CsumOK = true
+	return true
+}
 
 // Costs returns the stack's cost items.
 func (s *Stack) Costs() Costs { return s.costs }

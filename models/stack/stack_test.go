@@ -242,3 +242,58 @@ func TestAppLosesCPUToSoftirq(t *testing.T) {
 type queued func() int
 
 func (f queued) Queued() int { return f() }
+
+// A UDP datagram without checksum status is summed once per L4 byte:
+// in __udp4_lib_rcv's no-socket path (__skb_checksum_complete, in
+// softirq), or, for a socket, by the reader's copy in udp_recvmsg
+// (skb_copy_and_csum_datagram). A datagram sent without a checksum
+// (pktgen's check 0) or one the NIC validated is not summed.
+func TestUDPChecksum(t *testing.T) {
+	const l4 = 1400 - 14 - 20
+	perByte := 0.1
+	sum := sim.Time(perByte*l4 + 0.5)
+	for _, c := range []struct {
+		name             string
+		csumOK, zero     bool
+		socket           bool
+		softirq, readerT sim.Time // checksum time on CPU 0 and on the reader's CPU 1
+	}{
+		{"validated, no socket", true, false, false, 0, 0},
+		{"no status, no socket", false, false, false, sum, 0},
+		{"no status, zero checksum, no socket", false, true, false, 0, 0},
+		{"validated, socket", true, false, true, 0, 0},
+		{"no status, socket", false, false, true, 0, sum},
+		{"no status, zero checksum, socket", false, true, true, 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sc := costs
+			sc.CsumByte = 0.1
+			h := modeltest.New(modeltest.Config{CPUs: 2})
+			st := stack.New(sc, h.Funcs, h.Softnet, &h.Led, nil)
+			u := stack.NewUDP(st, h.Funcs)
+			var sk *stack.Socket
+			if c.socket {
+				sk = u.Bind(212992)
+				stack.NewApp(sk, h.CPUs[1], 1, nil, h.Funcs)
+			}
+			p := modeltest.Packet(0, 0, 1400)
+			p.CsumOK, p.ZeroCsum = c.csumOK, c.zero
+			h.CPUs[0].RaiseIRQ(irq(func(w *sim.Work) {
+				h.Led.Offer(1)
+				st.Receive(w, 0, p)
+			}))
+			h.Run(sim.Millisecond)
+			if got := fnTime(h, 0, "__skb_checksum_complete"); got != c.softirq {
+				t.Errorf("softirq checksum %d ns, want %d", got, c.softirq)
+			}
+			if got := fnTime(h, 1, "skb_copy_and_csum_datagram"); got != c.readerT {
+				t.Errorf("reader's checksum %d ns, want %d", got, c.readerT)
+			}
+			if c.socket {
+				modeltest.Conservation(t, &h.Led, sk)
+			} else {
+				modeltest.Conservation(t, &h.Led)
+			}
+		})
+	}
+}

@@ -109,10 +109,6 @@ type TCPCosts struct {
 	DoRcvSkb, DoRcvSeg float64
 	// AddBacklog is tcp_add_backlog per skb, when the user owns the socket.
 	AddBacklog float64
-	// CsumByte is __skb_checksum_complete per L4 byte: tcp_checksum_complete
-	// of an skb without checksum status (CHECKSUM_NONE: cpumap-built skbs
-	// that did not pass GRO), in tcp_add_backlog or tcp_rcv_established.
-	CsumByte float64
 	// SendAck is tcp_send_ack: skb alloc, header build, ip_queue_xmit,
 	// dev_queue_xmit, the driver's transmit and its TX completion.
 	SendAck float64
@@ -196,7 +192,7 @@ type TCP struct {
 	byID  map[uint32]*TCPSocket // only for flows outside [first, first+len)
 
 	fnRcv, fnAck, fnRecv, fnCopy, fnSend    sim.FuncID
-	fnDoRcv, fnBacklog, fnFree, fnCsum      sim.FuncID
+	fnDoRcv, fnBacklog, fnFree              sim.FuncID
 	cRcvSkb, cDoRcvSkb, cDoRcvSeg, cBacklog sim.Time
 	cAck, cRecvCall, cRecvSkb, cSendCall    sim.Time
 	wake                                    wakeCosts
@@ -218,7 +214,6 @@ func NewTCP(st *Stack, cfg TCPConfig, c TCPCosts, funcs *sim.Funcs, peer TCPPeer
 		fnRcv: funcs.ID("tcp_v4_rcv"), fnAck: funcs.ID("tcp_send_ack"), fnRecv: funcs.ID("tcp_recvmsg"),
 		fnCopy: funcs.ID("_copy_to_iter"), fnSend: funcs.ID("tcp_sendmsg"),
 		fnDoRcv: funcs.ID("tcp_v4_do_rcv"), fnBacklog: funcs.ID("tcp_add_backlog"), fnFree: funcs.ID("skb_release_data"),
-		fnCsum:  funcs.ID("__skb_checksum_complete"),
 		cRcvSkb: ns(c.RcvSkb), cDoRcvSkb: ns(c.DoRcvSkb), cDoRcvSeg: ns(c.DoRcvSeg), cBacklog: ns(c.AddBacklog),
 		cAck: ns(c.SendAck), cRecvCall: ns(c.RecvCall),
 		cRecvSkb: ns(c.RecvSkb), cSendCall: ns(c.SendCall), wake: newWakeCosts(funcs, c.Wake, c.WakeLocal),
@@ -298,25 +293,18 @@ func (t *TCP) Rcv(w *sim.Work, cpu int, p pkt.Packet) {
 	t.doRcv(w, sk, t.st.cpu(cpu), p)
 }
 
-// checksum verifies in software an skb that has no checksum status
-// (CHECKSUM_NONE: built by the cpumap kthread from an xdp_frame, not
-// validated by GRO). tcp_v4_rcv's skb_checksum_init only seeds skb->csum
-// with the pseudo-header for a segment longer than CHECKSUM_BREAK (76
-// bytes); the sum over the segment is tcp_checksum_complete's, in
-// tcp_add_backlog (before the backlog coalescing) or in
+// checksum is tcp_checksum_complete of an skb without checksum status
+// (Stack.checksum, at the stack's CsumByte per L4 byte). tcp_v4_rcv's
+// skb_checksum_init only seeds skb->csum with the pseudo-header for a
+// segment longer than CHECKSUM_BREAK (76 bytes); the sum over the segment
+// is done in tcp_add_backlog (before the backlog coalescing) or in
 // tcp_rcv_established, whichever comes first, and it marks the skb
 // csum_valid, so it is done once, on the CPU that runs tcp_v4_rcv. The
-// no-socket path (before a reset) does the same. The sum covers the L4
-// length: TCP header and payload.
+// no-socket path (before a reset) does the same.
 func (t *TCP) checksum(w *sim.Work, p *pkt.Packet) {
-	if p.CsumOK {
-		return
+	if t.st.checksum(w, t.st.fnCsum, p) {
+		t.Stats.CsumSkbs++
 	}
-	t.Stats.CsumSkbs++
-	if l4 := p.Len - gro.EthHLen - gro.IPv4HLen; l4 > 0 {
-		w.Add(t.fnCsum, ns(t.costs.CsumByte*float64(l4)))
-	}
-	p.CsumOK = true
 }
 
 // coalesceMaxSegs bounds an skb grown by skb_try_coalesce, in the socket

@@ -362,12 +362,12 @@ func TestTCPChecksum(t *testing.T) {
 		{"no checksum status, backlogged", false, true, 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			tc := tcpCosts
-			tc.CsumByte = 0.1
+			sc := costs
+			sc.CsumByte = 0.1
 			h := modeltest.New(modeltest.Config{CPUs: 2})
 			b := &tcpBed{h: h, p: &peer{}}
-			b.st = stack.New(costs, h.Funcs, h.Softnet, &h.Led, nil)
-			b.tcp = stack.NewTCP(b.st, stack.TCPConfig{Rcvbuf: 1 << 20, MSS: mss}, tc, h.Funcs, b.p, h.Eng)
+			b.st = stack.New(sc, h.Funcs, h.Softnet, &h.Led, nil)
+			b.tcp = stack.NewTCP(b.st, stack.TCPConfig{Rcvbuf: 1 << 20, MSS: mss}, tcpCosts, h.Funcs, b.p, h.Eng)
 			b.sk = b.tcp.Listen(0, h.CPUs[1])
 			mk := func(from int) []pkt.Packet {
 				var skbs []pkt.Packet

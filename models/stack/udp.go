@@ -67,6 +67,9 @@ func (u *UDP) Sockets() []*Socket { return u.socks }
 func (u *UDP) Rcv(w *sim.Work, cpu int, p pkt.Packet) {
 	w.Add(u.fnRcv, u.cRcv)
 	if len(u.socks) == 0 {
+		// __udp4_lib_rcv's no-socket path: udp_lib_checksum_complete
+		// before the ICMP port unreachable.
+		u.st.checksum(w, u.st.fnCsum, &p)
 		w.Add(u.fnNoPort, u.cNoPort)
 		u.Stats.NoPorts++
 		u.st.Led.Drop(pkt.UDPNoPorts, p.WireSegs())

@@ -174,7 +174,7 @@ func (g *Gen) Run(now sim.Time, w *sim.Work) {
 func (g *Gen) packet() pkt.Packet {
 	p := pkt.Packet{Flow: g.flow, Hash: g.hashes[g.flow], Len: int32(g.cfg.PktSize),
 		Payload: int32(max(g.cfg.PktSize-42, 0)), Segs: 1, Proto: pkt.UDP,
-		CsumOK: g.cfg.Kind == GenUDP}
+		CsumOK: g.cfg.Kind == GenUDP, ZeroCsum: g.cfg.Kind != GenUDP}
 	g.flow++
 	if int(g.flow) == len(g.hashes) {
 		g.flow = 0

@@ -51,7 +51,11 @@ type PktgenConfig struct {
 	Overhead int
 	// Proto and Port describe the packets (UDP to port 9 by default).
 	Proto pkt.Proto
-	Start sim.Time
+	// ZeroCsum sends UDP without a checksum (check 0), as pktgen does
+	// unless its UDPCSUM flag is set; a UDP socket sender (traffic kind
+	// udp) checksums.
+	ZeroCsum bool
+	Start    sim.Time
 }
 
 // Pktgen is a deterministic flood: bursts of Burst packets back to back at
@@ -94,7 +98,8 @@ func NewPktgen(cfg PktgenConfig, rng *rand.Rand) *Pktgen {
 	g.offered = rate
 	g.gap = float64(g.burst) * 1e9 / rate
 	g.next = float64(cfg.Start)
-	g.tmpl = pkt.Packet{Len: int32(cfg.PktSize), Payload: int32(max(cfg.PktSize-42, 0)), Segs: 1, Proto: cfg.Proto, CsumOK: true}
+	g.tmpl = pkt.Packet{Len: int32(cfg.PktSize), Payload: int32(max(cfg.PktSize-42, 0)), Segs: 1, Proto: cfg.Proto, CsumOK: true,
+		ZeroCsum: cfg.ZeroCsum && cfg.Proto == pkt.UDP}
 	g.hashes = make([]uint32, cfg.Flows)
 	for i := range g.hashes {
 		g.hashes[i] = FlowHash(uint32(i))
