@@ -39,8 +39,9 @@ func writeNetperf(w io.Writer, s *scenarios.Spec, r *host.Result) {
 		fmt.Fprintf(w, "%-8s %-8s %-8s %-12s %-9s %s\n", "bytes", "bytes", "secs.", "", "% (sum)", "us/KB")
 		fmt.Fprintf(w, "%-8d %-8d %-8.2f %-12.2f %-9.1f %.3f\n", s.Stack.Rcvbuf, 128<<10, r.SimSeconds,
 			r.GoodputGbps*1e3, r.CPUTotalPercent, t.ServiceDemand)
-		fmt.Fprintf(w, "throughput %.3f Gbit/s (line rate at MSS %d: %.3f Gbit/s)\n", r.GoodputGbps, s.Traffic.MSS,
-			float64(s.Traffic.MSS)/float64(s.Traffic.MSS+traffic.TCPFrameOverhead+24)*10*lineFactor(s))
+		line := float64(s.Traffic.MSS) / float64(s.Traffic.MSS+traffic.TCPFrameOverhead+24) * 10 * lineFactor(s)
+		fmt.Fprintf(w, "throughput %.3f Gbit/s (line rate at MSS %d: %.3f Gbit/s)\n", r.GoodputGbps, s.Traffic.MSS, line)
+		fmt.Fprintf(w, "limit: %s\n", streamLimit(s, r, line))
 	}
 	fmt.Fprintf(w, "tcp: %s segs/s in %s skbs/s (%.1f segs/skb), %s skbs/s to the socket backlog (%s coalesced), %s coalesced in the receive queue; acks %s/s (rcv %s, backlog %s, recvmsg %s, delack %s, dup %s; %.1f segs/ack)",
 		groupThousands(int64(t.SegmentsPerSec)), groupThousands(int64(t.SkbsPerSec)), t.SegsPerSkb, groupThousands(int64(t.BackloggedPerSec)), groupThousands(int64(t.BacklogCoalescePerSec)),
@@ -75,6 +76,38 @@ func writeNetperf(w io.Writer, s *scenarios.Spec, r *host.Result) {
 // lineFactor is the link speed in units of 10 Gbit/s (1 for ixgbe, 4 for
 // a 40G i40e), from the profile's name as the spec carries it; the wire adds
 // 24 B per frame (FCS, preamble, IFG; kernel-rx-path.md §1).
+// streamLimit names what holds a TCP stream back: the line, a saturated
+// CPU (with what runs on it), losses, the sender's pacing, or else the
+// receive window the receiver advertises.
+func streamLimit(s *scenarios.Spec, r *host.Result, line float64) string {
+	if r.GoodputGbps >= 0.995*line {
+		return "line rate"
+	}
+	var sat []string
+	for _, c := range r.CPU {
+		if c.Busy < 0.97 {
+			continue
+		}
+		var parts []string
+		for _, k := range sortedKeys(c.Classes) {
+			if v := c.Classes[k]; v >= 0.01 {
+				parts = append(parts, fmt.Sprintf("%s %.0f%%", k, 100*v))
+			}
+		}
+		sat = append(sat, fmt.Sprintf("CPU %d (%s)", c.ID, strings.Join(parts, ", ")))
+	}
+	t := r.TCP
+	switch {
+	case len(sat) > 0:
+		return "saturated " + strings.Join(sat, "; ") + "; the window holds the sender back"
+	case t.Retransmits > 0 || t.OfoDrops > 0 || t.RcvbufDrops > 0:
+		return "losses: the senders go back and halve their window"
+	case s.Traffic.Rate != "" && s.Traffic.Rate != "line":
+		return "the sender's pacing (traffic.rate " + s.Traffic.Rate + ")"
+	}
+	return fmt.Sprintf("the receive window (rcvbuf %d bytes, no autotuning): no CPU is saturated and the sender waits for ACKs", s.Stack.Rcvbuf)
+}
+
 func lineFactor(s *scenarios.Spec) float64 {
 	if s.HW == "i40e" {
 		return 4
