@@ -39,12 +39,11 @@
 // costed), UDP GRO and encapsulation, socket filters, SO_BUSY_POLL, memory
 // pressure (udp_mem), and skb_attempt_defer_free for UDP (a UDP reader frees
 // its skbs itself; TCP defers them, see tcp.go). The
-// software UDP checksum of CHECKSUM_NONE skbs (cpumap-built) is not a
-// separate item: it is inside udp_rcv's cost, calibrated on cpumap
-// traffic of 64-byte frames (kernel-rx-path.md §9), so it does not grow
-// with the datagram, and a zero UDP checksum (pktgen's default) is not
-// told apart. TCP sums a CHECKSUM_NONE skb per byte
-// (tcp_checksum_complete, TCP.checksum).
+// software checksum of a CHECKSUM_NONE skb (cpumap-built, or from veth's
+// XDP path) is charged per L4 byte where the kernel sums it
+// (Stack.checksum): TCP's tcp_checksum_complete, UDP's no-socket path, or
+// the UDP reader's copy. A UDP datagram sent without a checksum (pktgen's
+// default, so §9's udp_rcv figures include none) is not summed.
 //
 // # Kernel files followed
 //
