@@ -499,3 +499,15 @@ func CsumOf(stacks []Stack, cpu int) Csum {
 func (c Csum) PerByte(l4 int) float64 {
 	return float64(c.Csum) / float64(c.CoreIP) / float64(l4)
 }
+
+// CopyOf counts the reader's _copy_to_iter samples (tcp_recvmsg copying
+// the payload to user space) in a table of the TCP measurement.
+func CopyOf(t Table) int {
+	n := 0
+	for k, v := range t.Cells {
+		if k.Context == "reader" && k.Category == "copy" {
+			n += v
+		}
+	}
+	return n
+}

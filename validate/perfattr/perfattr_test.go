@@ -254,3 +254,37 @@ func TestCsumMeasurement(t *testing.T) {
 		t.Errorf("fc-epyc checksum: profile %.4f ns/byte, measurement gives %.4f", got, abs)
 	}
 }
+
+// TestCopyMeasurement re-derives the bdw profile's _copy_to_iter per byte
+// from the two stored GRO-off runs (one segment of MSS 1448 per skb, each
+// copied once and received once through core+IP): the mean of their
+// ratios to core+IP, times the profile's core+IP.
+func TestCopyMeasurement(t *testing.T) {
+	const mss = 1448
+	var perByte []float64
+	for _, c := range []struct {
+		run        string
+		copy, core int
+	}{
+		{"tcp-gro-off", 1281, 1806},       // AMD-hosted VM
+		{"tcp-gro-off-defer", 1947, 1873}, // Intel-hosted VM
+	} {
+		var rates struct{}
+		tab := Attribute(storedRun(t, c.run, &rates), Rules, Contexts)
+		got, core := CopyOf(tab), TCPReceiveOf(tab).CoreIP
+		if got != c.copy || core != c.core {
+			t.Errorf("%s: copy %d, core+IP %d samples; want %d, %d (the profile's source)", c.run, got, core, c.copy, c.core)
+		}
+		perByte = append(perByte, float64(got)/float64(core)/mss*bdwCoreIP)
+	}
+	p, err := hw.Load("ixgbe", "bdw-e5-1650v4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := (perByte[0] + perByte[1]) / 2
+	for _, f := range []string{"_copy_to_iter", "recvmsg", "tcp_sendmsg"} {
+		if got := p.Must(f).Byte; math.Abs(got-want) > 0.0005 {
+			t.Errorf("%s per byte: profile %.4f ns, the runs give %.4f and %.4f, mean %.4f", f, got, perByte[0], perByte[1], want)
+		}
+	}
+}
