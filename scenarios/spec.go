@@ -173,6 +173,11 @@ type Stack struct {
 	// (skb_attempt_defer_free, used by TCP; 128 in current kernels, 64
 	// before; 0 = off, the reader frees, as before v5.19).
 	SkbDeferMax int `toml:"skb_defer_max"`
+	// UDPDeferFree makes udp_recvmsg hand a consumed skb back to the CPU
+	// that built it with skb_attempt_defer_free, as TCP does (v6.18+;
+	// seen in perf on the validation machine's 6.18 kernel); false: the
+	// reader frees it (the kernels of §9).
+	UDPDeferFree bool `toml:"udp_defer_free"`
 }
 
 // App configures the application reading the socket(s).

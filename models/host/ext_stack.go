@@ -73,9 +73,10 @@ func (x *StackExt) Report(r *Result, secs float64) {
 	rate := func(a, b uint64) float64 { return float64(a-b) / secs }
 	if u := now.udp; u.InDatagrams+u.NoPorts+u.RcvbufErrors > 0 || len(x.UDP.Sockets()) > 0 {
 		r.UDP = &UDPResult{
-			InDatagrams:  rate(now.udp.InDatagrams, old.udp.InDatagrams),
-			NoPorts:      rate(now.udp.NoPorts, old.udp.NoPorts),
-			RcvbufErrors: rate(now.udp.RcvbufErrors, old.udp.RcvbufErrors),
+			InDatagrams:   rate(now.udp.InDatagrams, old.udp.InDatagrams),
+			NoPorts:       rate(now.udp.NoPorts, old.udp.NoPorts),
+			RcvbufErrors:  rate(now.udp.RcvbufErrors, old.udp.RcvbufErrors),
+			DeferredFrees: rate(now.udp.DeferredFrees, old.udp.DeferredFrees),
 		}
 	}
 	if x.Hist.Count() > 0 {

@@ -39,6 +39,9 @@ func StackLayer(h *Host) error {
 	x := &StackExt{h: h}
 	x.Stack = stack.New(sc, h.Funcs, h.Softnet, &h.Ledger, h.release)
 	x.Stack.RawDropUDP = s.Stack.RawDrop
+	if err := h.udpDefer(x.Stack); err != nil {
+		return err
+	}
 	x.UDP = stack.NewUDP(x.Stack, h.Funcs)
 	bc, err := h.backlogCosts()
 	if err != nil {
@@ -84,6 +87,16 @@ func (h *Host) IPStack() *stack.Stack {
 		}
 	}
 	return nil
+}
+
+// udpDefer turns on udp_recvmsg's skb_attempt_defer_free
+// (stack.udp_defer_free) for st.
+func (h *Host) udpDefer(st *stack.Stack) error {
+	if !h.Spec.Stack.UDPDeferFree {
+		return nil
+	}
+	st.DeferUDP = true
+	return h.enableDefer()
 }
 
 // release returns n buffers to RX queue q (the page-reuse rule, §2.4).
@@ -136,7 +149,7 @@ func (h *Host) need(layer string, names ...string) error {
 
 func (h *Host) stackCosts() (stack.Costs, error) {
 	if err := h.need("stack", "build_skb", "netif_receive_skb", "ip_rcv", "udp_rcv", "udp_queue_rcv_skb",
-		"udp_noport", "sock_def_readable", "sock_def_readable_local", "recvmsg", "__skb_checksum_complete"); err != nil {
+		"udp_noport", "sock_def_readable", "sock_def_readable_local", "recvmsg", "__skb_checksum_complete", "skb_release_data"); err != nil {
 		return stack.Costs{}, err
 	}
 	c := h.Cost
@@ -155,6 +168,7 @@ func (h *Host) stackCosts() (stack.Costs, error) {
 		WakeLocal:   c("sock_def_readable_local").Call,
 		RecvmsgCall: r.Call, RecvmsgPkt: r.Pkt, RecvmsgByte: r.Byte,
 		CsumByte: c("__skb_checksum_complete").Byte,
+		FreeSkb:  c("skb_release_data").Call, FreeSeg: c("skb_release_data").Pkt,
 	}, nil
 }
 

@@ -133,6 +133,9 @@ func (h *Host) enableDefer() error {
 	}
 	c := napi.DeferCosts{Push: h.Cost("skb_attempt_defer_free").Call, FreeSkb: h.Cost("skb_release_data").Call, FreeSeg: h.Cost("skb_release_data").Pkt,
 		IPISend: h.Cost("net_rps_send_ipi").Call, IPIHandler: h.Cost("ipi_handler").Call}
+	if f, err := h.Profile.CostOf("skb_defer_free_flush"); err == nil {
+		c.Flush = f.Call
+	}
 	for _, sn := range h.Softnet {
 		sn.EnableDefer(max, c, h.Funcs, h.release)
 	}

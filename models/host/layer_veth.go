@@ -182,6 +182,9 @@ func (h *Host) vethStack(rq *nic.VethRQ, rxcpu int) error {
 	}
 	x := &StackExt{h: h}
 	x.Stack = stack.New(sc, h.Funcs, h.Softnet, &h.Ledger, h.release)
+	if err := h.udpDefer(x.Stack); err != nil {
+		return err
+	}
 	x.UDP = stack.NewUDP(x.Stack, h.Funcs)
 	x.Backlog = backlog.New(backlog.Config{MaxBacklog: s.Backlog.MaxBacklog, DevWeight: s.Backlog.DevWeight,
 		RPSCPUs: s.Backlog.RPSCPUs, Threads: s.Backlog.Threads}, bc, h.Funcs, h.Softnet, x.Stack, &h.Ledger,
@@ -192,7 +195,7 @@ func (h *Host) vethStack(rq *nic.VethRQ, rxcpu int) error {
 	h.buildSockets(x)
 	jiffy := sim.Second / sim.Time(s.Kernel.HZ)
 	d := stack.NewDriverRx(x.Stack, rxcpu, h.groConfig(), gc, h.Funcs)
-	rq.Stack = vethGRO{d}
+	rq.Stack = vethGRO{d, uint16(rxcpu)}
 	rq.NAPI.GRO = &stack.NAPIGRO{E: d.GRO, Jiffy: jiffy}
 	x.Drivers = append(x.Drivers, d)
 	h.Ext = append(h.Ext, x)
@@ -208,10 +211,17 @@ func (h *Host) vethStack(rq *nic.VethRQ, rxcpu int) error {
 	return nil
 }
 
-// vethGRO is napi_gro_receive for veth skbs (no driver skb build).
-type vethGRO struct{ d *stack.DriverRx }
+// vethGRO is napi_gro_receive for veth skbs (no driver skb build): the
+// skbs are built by veth_xdp_rcv_bulk_skb on the NAPI's CPU.
+type vethGRO struct {
+	d   *stack.DriverRx
+	cpu uint16
+}
 
 var _ xdp.Stack = vethGRO{}
 
 // Receive implements xdp.Stack.
-func (g vethGRO) Receive(w *sim.Work, p pkt.Packet) { g.d.GRO.Receive(w, p) }
+func (g vethGRO) Receive(w *sim.Work, p pkt.Packet) {
+	p.AllocCPU = g.cpu
+	g.d.GRO.Receive(w, p)
+}

@@ -152,6 +152,9 @@ type UDPResult struct {
 	InDatagrams  float64 `json:"in_datagrams"`
 	NoPorts      float64 `json:"no_ports"`
 	RcvbufErrors float64 `json:"rcvbuf_errors"`
+	// DeferredFrees is consumed datagrams whose skb the reader handed back
+	// to the CPU that built it (stack.udp_defer_free).
+	DeferredFrees float64 `json:"deferred_frees,omitempty"`
 }
 
 // Latency is a latency distribution summary in microseconds, with the

@@ -22,6 +22,10 @@ type DeferCosts struct {
 	// segment buffers (skb_release_data's frag and page release: an skb
 	// carries the buffers of the segments coalesced into it).
 	FreeSkb, FreeSeg float64
+	// Flush is what skb_defer_free_flush costs per skb beyond that free:
+	// taking the list from sd->defer_list and the cache misses on skbs the
+	// pushing CPU wrote last (charged as skb_defer_free_flush).
+	Flush float64
 	// IPISend and IPIHandler are the kick: smp_call_function_single_async
 	// on the freeing CPU and the IPI's hard IRQ on the allocating one.
 	IPISend, IPIHandler float64
@@ -41,6 +45,8 @@ type deferList struct {
 	list                 []deferred
 	ipiScheduled         bool
 	fnPush, fnFree       sim.FuncID
+	fnFlush              sim.FuncID
+	cFlush               sim.Time
 	fnIPI, fnIPIH        sim.FuncID
 	cPush                sim.Time
 	freeSkb, freeSeg     float64
@@ -64,6 +70,7 @@ func (s *Softnet) EnableDefer(max int, c DeferCosts, funcs *sim.Funcs, release f
 	}
 	s.defers = &deferList{max: max, release: release,
 		fnPush: funcs.ID("skb_attempt_defer_free"), fnFree: funcs.ID("skb_release_data"),
+		fnFlush: funcs.ID("skb_defer_free_flush"), cFlush: sim.Time(c.Flush + 0.5),
 		fnIPI: funcs.ID("net_rps_send_ipi"), fnIPIH: funcs.ID("ipi_handler"),
 		cPush: sim.Time(c.Push + 0.5), freeSkb: c.FreeSkb, freeSeg: c.FreeSeg,
 		cIPISend: sim.Time(c.IPISend + 0.5), cIPIHandle: sim.Time(c.IPIHandler + 0.5),
@@ -126,6 +133,9 @@ func (s *Softnet) flushDeferred(w *sim.Work) {
 			continue
 		}
 		w.Add(d.fnFree, sim.Time(d.freeSkb+d.freeSeg*float64(e.segs)+0.5))
+		if d.cFlush > 0 {
+			w.Add(d.fnFlush, d.cFlush)
+		}
 		s.Defer.Freed++
 		if d.release != nil {
 			d.release(e.queue, int(e.segs))

@@ -74,7 +74,9 @@ func (a *App) Run(now sim.Time, w *sim.Work) {
 			a.Bytes += uint64(p.Payload)
 			sk.u.Stats.InDatagrams++
 			st.Led.Deliver(pkt.ToSocket, segs)
-			st.Release(p.Queue, segs)
+			if st.consume(w, a.th.CPU().ID, &p) {
+				sk.u.Stats.DeferredFrees++
+			}
 			if a.hist != nil {
 				a.hist.Record(w.Now() - p.Arrival)
 			}

@@ -39,8 +39,13 @@ type Costs struct {
 	// kfree_skb (ip_rcv's per-call part is charged as usual).
 	RawDrop float64
 	// RecvmsgCall, RecvmsgPkt, RecvmsgByte: the reader's syscall per call,
-	// udp_recvmsg + skb free per message, copy_to_user per payload byte.
+	// udp_recvmsg + rmem uncharge per message (the skb's free is FreeSkb
+	// and FreeSeg), copy_to_user per payload byte.
 	RecvmsgCall, RecvmsgPkt, RecvmsgByte float64
+	// FreeSkb and FreeSeg are the free of a consumed skb (skb_release_data
+	// with the head), per skb and per segment buffer, where the reader
+	// frees it itself.
+	FreeSkb, FreeSeg float64
 	// CsumByte is the software checksum (csum_partial) per L4 byte of an
 	// skb without checksum status: __skb_checksum_complete in TCP and in
 	// UDP's no-socket path, skb_copy_and_csum_datagram in udp_recvmsg.
@@ -87,15 +92,18 @@ type Stack struct {
 	Release Releaser
 	// RPS is the steering hook (nil: RPS off).
 	RPS Steerer
+	// DeferUDP: udp_recvmsg defers the free of an skb built on another CPU
+	// to that CPU (skb_attempt_defer_free, v6.18+).
+	DeferUDP bool
 	// RawDropUDP is an iptables rule `-t raw -I PREROUTING -p udp -j DROP`:
 	// every UDP skb is dropped at ip_rcv's PREROUTING hook.
 	RawDropUDP bool
 	l4         [2]L4Receiver
 
-	fnRecv, fnIP, fnBuild, fnRaw, fnCsum sim.FuncID
-	cRecvCall, cRecvPkt                  sim.Time
-	cIPCall, cIPPkt                      sim.Time
-	cBuild, cRaw                         sim.Time
+	fnRecv, fnIP, fnBuild, fnRaw, fnCsum, fnFree sim.FuncID
+	cRecvCall, cRecvPkt                          sim.Time
+	cIPCall, cIPPkt                              sim.Time
+	cBuild, cRaw                                 sim.Time
 
 	Stats Stats
 }
@@ -111,6 +119,7 @@ func New(c Costs, funcs *sim.Funcs, softnet []*napi.Softnet, led *pkt.Ledger, re
 		costs: c, softnet: softnet, Led: led, Release: release,
 		fnRecv: funcs.ID("netif_receive_skb"), fnIP: funcs.ID("ip_rcv"), fnBuild: funcs.ID("build_skb"),
 		fnRaw: funcs.ID("iptables_raw_drop"), fnCsum: funcs.ID("__skb_checksum_complete"),
+		fnFree:    funcs.ID("skb_release_data"),
 		cRecvCall: ns(c.RecvCall), cRecvPkt: ns(c.RecvPkt),
 		cIPCall: ns(c.IPCall), cIPPkt: ns(c.IPPkt), cBuild: ns(c.BuildSkb), cRaw: ns(c.RawDrop),
 	}
@@ -136,6 +145,23 @@ func (s *Stack) checksum(w *sim.Work, fn sim.FuncID, p *pkt.Packet) bool {
 	}
 	p.CsumOK = true
 	return true
+}
+
+// consume frees an skb the application has consumed on CPU cpu: with
+// DeferUDP and an skb built on another CPU, skb_attempt_defer_free queues
+// it on that CPU's defer list (freed, and its RX buffers released, by that
+// CPU's next net_rx_action); otherwise the reader frees it here. It
+// reports whether the free was deferred.
+func (s *Stack) consume(w *sim.Work, cpu int, p *pkt.Packet) bool {
+	segs := p.WireSegs()
+	if c := int(p.AllocCPU); s.DeferUDP && c != cpu {
+		if sn := s.Softnet(c); sn != nil && sn.DeferFree(w, p.Queue, segs) {
+			return true
+		}
+	}
+	w.Add(s.fnFree, ns(s.costs.FreeSkb+s.costs.FreeSeg*float64(segs)))
+	s.Release(p.Queue, segs)
+	return false
 }
 
 // Costs returns the stack's cost items.

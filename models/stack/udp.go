@@ -18,6 +18,9 @@ type UDPStats struct {
 	InDatagrams  uint64 // counted at recvmsg (udp_recvmsg)
 	NoPorts      uint64 // no socket bound (UDP_MIB_NOPORTS)
 	RcvbufErrors uint64 // receive buffer full (UDP_MIB_RCVBUFERRORS)
+	// DeferredFrees counts consumed skbs handed back to the CPU that built
+	// them (Stack.DeferUDP).
+	DeferredFrees uint64
 }
 
 // UDP is udp_rcv with its sockets.

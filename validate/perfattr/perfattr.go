@@ -511,3 +511,32 @@ func CopyOf(t Table) int {
 	}
 	return n
 }
+
+// UDPFree counts, in a run with a UDP reader, the samples of the free of
+// the datagrams it consumed: on the reader's CPU the push onto the
+// building CPU's defer list (skb_attempt_defer_free's own frames) and the
+// free it does itself when the skb was built on its own CPU
+// (skb_attempt_defer_free falling back to the local free: skb_release_data,
+// the head and the skb cache); on the building CPU the flush
+// (skb_defer_free_flush and what it calls).
+type UDPFree struct{ Push, Local, Flush int }
+
+// UDPFreeOf counts UDPFree with the reader on readerCPU and the skbs built
+// on allocCPU.
+func UDPFreeOf(stacks []Stack, readerCPU, allocCPU int) UDPFree {
+	var u UDPFree
+	for _, st := range stacks {
+		has := func(f string) bool { return slices.Contains(st.Frames, f) }
+		switch {
+		case st.CPU == readerCPU && has("udp_recvmsg") && has("skb_attempt_defer_free"):
+			if st.Frames[len(st.Frames)-1] == "skb_attempt_defer_free" {
+				u.Push += st.Count
+			} else {
+				u.Local += st.Count
+			}
+		case st.CPU == allocCPU && has("skb_defer_free_flush"):
+			u.Flush += st.Count
+		}
+	}
+	return u
+}

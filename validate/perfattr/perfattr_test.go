@@ -288,3 +288,41 @@ func TestCopyMeasurement(t *testing.T) {
 		}
 	}
 }
+
+// TestUDPFreeMeasurement re-derives the fc-epyc profile's free of a consumed
+// datagram (this VM type, 6.18, where udp_recvmsg defers the free with
+// skb_attempt_defer_free) from two stored runs, in the VM's own time:
+// the local free from the cpumap listener run (skbs built by the kthread on
+// the reader's CPU 1), the push and the flush from the XDP_PASS run (skbs
+// built by the veth NAPI on CPU 0, read on CPU 1).
+func TestUDPFreeMeasurement(t *testing.T) {
+	var run struct {
+		Delivered float64 `json:"delivered_pps"`
+		Seconds   float64 `json:"perf_seconds"`
+		Hz        float64 `json:"perf_hz"`
+	}
+	nsPer := func(samples int) float64 { return float64(samples) / (run.Seconds * run.Hz) / run.Delivered * 1e9 }
+	local := UDPFreeOf(storedRun(t, "udp-cpumap-listener", &run), 1, 1)
+	localNS := nsPer(local.Local)
+	remote := UDPFreeOf(storedRun(t, "udp-xdp-pass", &run), 1, 0)
+	pushNS, flushNS := nsPer(remote.Push), nsPer(remote.Flush)
+	if local.Local != 580 || remote.Push != 897 || remote.Flush != 2406 {
+		t.Errorf("samples: local free %d, push %d, flush %d; want 580, 897, 2406 (the profile's source)", local.Local, remote.Push, remote.Flush)
+	}
+	p, err := hw.Load("veth", "fc-epyc-2vcpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"skb_release_data (the local free)", p.Must("skb_release_data").Call, localNS},
+		{"skb_attempt_defer_free (the push)", p.Must("skb_attempt_defer_free").Call, pushNS},
+		{"skb_defer_free_flush (the flush beyond the free)", p.Must("skb_defer_free_flush").Call, flushNS - localNS},
+	} {
+		if math.Abs(x.got-x.want) > 0.5 {
+			t.Errorf("%s: profile %.1f ns, measurement gives %.1f", x.name, x.got, x.want)
+		}
+	}
+}
