@@ -297,3 +297,67 @@ func TestUDPChecksum(t *testing.T) {
 		})
 	}
 }
+
+// udp_recvmsg's deferred free (v6.18+): with DeferUDP the reader on CPU 1
+// pushes a datagram built on CPU 0 onto CPU 0's defer list, and CPU 0's
+// next net_rx_action frees it and releases its buffer; without it, or for
+// a datagram built on the reader's CPU, the reader frees it. Every buffer
+// is released once.
+func TestUDPDeferFree(t *testing.T) {
+	for _, c := range []struct {
+		name                  string
+		defer_                bool
+		allocCPU              uint16
+		deferred, readerFrees int
+	}{
+		{"off", false, 0, 0, 4},
+		{"on, built on another CPU", true, 0, 4, 0},
+		{"on, built on the reader's CPU", true, 1, 0, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sc := costs
+			sc.FreeSkb, sc.FreeSeg = 100, 20
+			h := modeltest.New(modeltest.Config{CPUs: 2})
+			released := 0
+			rel := func(_ uint16, n int) { released += n }
+			for _, sn := range h.Softnet {
+				sn.EnableDefer(64, napi.DeferCosts{Push: 10, FreeSkb: 100, FreeSeg: 20, Flush: 5}, h.Funcs, rel)
+			}
+			st := stack.New(sc, h.Funcs, h.Softnet, &h.Led, rel)
+			st.DeferUDP = c.defer_
+			u := stack.NewUDP(st, h.Funcs)
+			sk := u.Bind(212992)
+			stack.NewApp(sk, h.CPUs[1], 1, nil, h.Funcs)
+			pkts := modeltest.Constant(4, 0, 0, 60, 1)
+			for i := range pkts {
+				pkts[i].AllocCPU = c.allocCPU
+			}
+			h.CPUs[0].RaiseIRQ(irq(func(w *sim.Work) {
+				h.Led.Offer(len(pkts))
+				st.ReceiveList(w, 0, pkts)
+			}))
+			h.Run(sim.Millisecond)
+			if got := int(u.Stats.DeferredFrees); got != c.deferred {
+				t.Errorf("%d frees deferred, want %d", got, c.deferred)
+			}
+			if got, want := fnTime(h, 1, "skb_release_data"), sim.Time(c.readerFrees*120); got != want {
+				t.Errorf("reader's frees %v, want %v", got, want)
+			}
+			if got, want := fnTime(h, 1, "skb_attempt_defer_free"), sim.Time(c.deferred*10); got != want {
+				t.Errorf("reader's pushes %v, want %v", got, want)
+			}
+			if c.deferred > 0 {
+				// CPU 0 frees them at its next net_rx_action.
+				h.CPUs[0].RaiseSoftirq()
+				h.Run(2 * sim.Millisecond)
+				if got, want := fnTime(h, 0, "skb_release_data")+fnTime(h, 0, "skb_defer_free_flush"), sim.Time(c.deferred*125); got != want {
+					t.Errorf("CPU 0's flush %v, want %v", got, want)
+				}
+			}
+			if released != len(pkts) {
+				t.Errorf("%d buffers released, want %d", released, len(pkts))
+			}
+			modeltest.Conservation(t, &h.Led, sk)
+		})
+	}
+}
