@@ -148,7 +148,6 @@ func (h *Host) tcpCosts() stack.TCPCosts {
 		AddBacklog: h.Cost("tcp_add_backlog").Call,
 		SendAck:    h.Cost("tcp_send_ack").Call,
 		RecvCall:   h.Cost("tcp_recvmsg").Call, RecvSkb: h.Cost("tcp_recvmsg").Pkt,
-		FreeSkb: h.Cost("skb_release_data").Call, FreeSeg: h.Cost("skb_release_data").Pkt,
 		CopyByte: h.Cost("_copy_to_iter").Byte,
 		SendCall: h.Cost("tcp_sendmsg").Call, SendByte: h.Cost("tcp_sendmsg").Byte,
 		Wake: h.Cost("sock_def_readable").Call, WakeLocal: h.Cost("sock_def_readable_local").Call,

@@ -147,20 +147,27 @@ func (s *Stack) checksum(w *sim.Work, fn sim.FuncID, p *pkt.Packet) bool {
 	return true
 }
 
-// consume frees an skb the application has consumed on CPU cpu: with
-// DeferUDP and an skb built on another CPU, skb_attempt_defer_free queues
-// it on that CPU's defer list (freed, and its RX buffers released, by that
-// CPU's next net_rx_action); otherwise the reader frees it here. It
-// reports whether the free was deferred.
+// consume frees a datagram the UDP reader has consumed on CPU cpu (with
+// DeferUDP, udp_recvmsg's skb_attempt_defer_free, v6.18+). It reports
+// whether the free was deferred.
 func (s *Stack) consume(w *sim.Work, cpu int, p *pkt.Packet) bool {
-	segs := p.WireSegs()
-	if c := int(p.AllocCPU); s.DeferUDP && c != cpu {
-		if sn := s.Softnet(c); sn != nil && sn.DeferFree(w, p.Queue, segs) {
+	return s.freeSkb(w, cpu, int(p.AllocCPU), p.Queue, p.WireSegs(), s.DeferUDP)
+}
+
+// freeSkb is the free of a consumed skb of segs RX buffers from queue,
+// built on allocCPU, by a reader on cpu: with deferral allowed and another
+// allocating CPU, skb_attempt_defer_free queues it on that CPU's defer list
+// (freed, and its buffers released, by that CPU's next net_rx_action);
+// otherwise (not allowed, the reader's own CPU, or a full list) the reader
+// frees it here (skb_release_data). It reports whether it deferred.
+func (s *Stack) freeSkb(w *sim.Work, cpu, allocCPU int, queue uint16, segs int, deferOK bool) bool {
+	if deferOK && allocCPU != cpu {
+		if sn := s.Softnet(allocCPU); sn != nil && sn.DeferFree(w, queue, segs) {
 			return true
 		}
 	}
 	w.Add(s.fnFree, ns(s.costs.FreeSkb+s.costs.FreeSeg*float64(segs)))
-	s.Release(p.Queue, segs)
+	s.Release(queue, segs)
 	return false
 }
 

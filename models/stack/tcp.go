@@ -116,10 +116,6 @@ type TCPCosts struct {
 	// lock, tcp_cleanup_rbuf), per skb consumed (unlink, rmem uncharge),
 	// and _copy_to_iter per byte.
 	RecvCall, RecvSkb, CopyByte float64
-	// FreeSkb and FreeSeg: the free of an skb the reader frees itself (not
-	// deferred to the CPU that built it), per skb and per segment buffer
-	// (skb_release_data).
-	FreeSkb, FreeSeg float64
 	// SendCall, SendByte: tcp_sendmsg of a response per call (including
 	// its transmission) and per byte copied from the user.
 	SendCall, SendByte float64
@@ -192,7 +188,7 @@ type TCP struct {
 	byID  map[uint32]*TCPSocket // only for flows outside [first, first+len)
 
 	fnRcv, fnAck, fnRecv, fnCopy, fnSend    sim.FuncID
-	fnDoRcv, fnBacklog, fnFree              sim.FuncID
+	fnDoRcv, fnBacklog                      sim.FuncID
 	cRcvSkb, cDoRcvSkb, cDoRcvSeg, cBacklog sim.Time
 	cAck, cRecvCall, cRecvSkb, cSendCall    sim.Time
 	wake                                    wakeCosts
@@ -213,7 +209,7 @@ func NewTCP(st *Stack, cfg TCPConfig, c TCPCosts, funcs *sim.Funcs, peer TCPPeer
 	t := &TCP{cfg: cfg, costs: c, st: st, peer: peer, eng: eng,
 		fnRcv: funcs.ID("tcp_v4_rcv"), fnAck: funcs.ID("tcp_send_ack"), fnRecv: funcs.ID("tcp_recvmsg"),
 		fnCopy: funcs.ID("_copy_to_iter"), fnSend: funcs.ID("tcp_sendmsg"),
-		fnDoRcv: funcs.ID("tcp_v4_do_rcv"), fnBacklog: funcs.ID("tcp_add_backlog"), fnFree: funcs.ID("skb_release_data"),
+		fnDoRcv: funcs.ID("tcp_v4_do_rcv"), fnBacklog: funcs.ID("tcp_add_backlog"),
 		cRcvSkb: ns(c.RcvSkb), cDoRcvSkb: ns(c.DoRcvSkb), cDoRcvSeg: ns(c.DoRcvSeg), cBacklog: ns(c.AddBacklog),
 		cAck: ns(c.SendAck), cRecvCall: ns(c.RecvCall),
 		cRecvSkb: ns(c.RecvSkb), cSendCall: ns(c.SendCall), wake: newWakeCosts(funcs, c.Wake, c.WakeLocal),

@@ -453,14 +453,9 @@ func (sk *TCPSocket) copyOut(w *sim.Work, room int) int {
 func (sk *TCPSocket) eat(w *sim.Work, e *tcpSkb) {
 	t := sk.t
 	w.Add(t.fnRecv, t.cRecvSkb)
-	if c := int(e.allocCPU); c != sk.app.th.CPU().ID {
-		if sn := t.st.Softnet(c); sn != nil && sn.DeferFree(w, e.queue, int(e.segs)) {
-			t.Stats.DeferredFrees++
-			return
-		}
+	if t.st.freeSkb(w, sk.app.th.CPU().ID, int(e.allocCPU), e.queue, int(e.segs), true) {
+		t.Stats.DeferredFrees++
 	}
-	w.Add(t.fnFree, ns(t.costs.FreeSkb+t.costs.FreeSeg*float64(e.segs)))
-	t.st.Release(e.queue, int(e.segs))
 }
 
 // serve answers every complete request read so far (tcp_sendmsg of the

@@ -294,12 +294,12 @@ func TestTCPRcvCoalesce(t *testing.T) {
 		{"a super-skb of 20 and a segment", []int{20, 1}, 0, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			tc := tcpCosts
-			tc.FreeSkb, tc.FreeSeg = 100, 20
+			sc := costs
+			sc.FreeSkb, sc.FreeSeg = 100, 20
 			h := modeltest.New(modeltest.Config{CPUs: 2})
 			b := &tcpBed{h: h, p: &peer{}}
-			b.st = stack.New(costs, h.Funcs, h.Softnet, &h.Led, nil)
-			b.tcp = stack.NewTCP(b.st, stack.TCPConfig{Rcvbuf: 1 << 20, MSS: mss}, tc, h.Funcs, b.p, h.Eng)
+			b.st = stack.New(sc, h.Funcs, h.Softnet, &h.Led, nil)
+			b.tcp = stack.NewTCP(b.st, stack.TCPConfig{Rcvbuf: 1 << 20, MSS: mss}, tcpCosts, h.Funcs, b.p, h.Eng)
 			b.sk = b.tcp.Listen(0, h.CPUs[1])
 			var skbs []pkt.Packet
 			seq, total := uint32(0), 0
