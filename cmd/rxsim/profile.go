@@ -55,9 +55,11 @@ func cmdProfile(stdout, stderr io.Writer, args []string) error {
 	o.register(fs)
 	diff := fs.Bool("diff", false, "compare two profiles like perf diff: A [B] (B defaults to A; --set changes B only)")
 	cpu := fs.Int("cpu", -1, "only this CPU (default: every CPU; with --diff, all CPUs together)")
+	perf := fs.String("perf", "", "compare with a perf recording of the real path: FILE.folded.gz (or perf script text) with FILE.json (perf_seconds, perf_hz, rx_pps), per cost item in ns per received packet")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: rxsim profile [scenario] [--cpu N] [--set k=v]...")
 		fmt.Fprintln(stderr, "       rxsim profile --diff A [B] [--set k=v]...   (--set changes B only)")
+		fmt.Fprintln(stderr, "       rxsim profile --perf FILE.folded.gz [scenario] [--set k=v]...")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(reorder(args)); err != nil {
@@ -65,6 +67,18 @@ func cmdProfile(stdout, stderr io.Writer, args []string) error {
 	}
 	if *diff {
 		return profileDiff(stdout, &o, fs.Args(), *cpu)
+	}
+	if *perf != "" {
+		p, err := loadPerfRun(*perf)
+		if err != nil {
+			return err
+		}
+		name, _, r, err := o.runArg(fs, "profile")
+		if err != nil {
+			return err
+		}
+		writePerfProfile(stdout, name, p, r)
+		return nil
 	}
 	name, _, r, err := o.runArg(fs, "profile")
 	if err != nil {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -56,6 +59,40 @@ func TestProfileCLI(t *testing.T) {
 	for _, l := range strings.Split(diff, "\n") {
 		if f := strings.Fields(l); len(f) == 3 && !strings.HasPrefix(l, "#") && f[1] != "+0.00%" {
 			t.Errorf("A vs A: delta %s for %s", f[1], f[2])
+		}
+	}
+}
+
+// TestProfilePerf: the stored perf recording of validate's XDP_PASS
+// configuration against the model's veth-xdp-pass-udp, item by item; a
+// recording without its counters is refused with the file and field named.
+func TestProfilePerf(t *testing.T) {
+	out := rxsim(t, "profile", "--perf", "../../validate/testdata/perf/udp-xdp-pass.folded.gz",
+		"veth-xdp-pass-udp", "--set", "traffic.generator=afpacket", "--duration", "5ms")
+	checkGolden(t, "profile-perf-xdp-pass.golden", []byte(out))
+	for _, want := range []string{"packet_sendmmsg", "skb_defer_free_flush", "recvmsg", "# cpu 1:", "total"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	dir := t.TempDir()
+	folded := filepath.Join(dir, "run.folded")
+	if err := os.WriteFile(folded, []byte("cpu0;net_rx_action 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ json, want string }{
+		{"", "run.json"},
+		{`{"perf_seconds": 4, "perf_hz": 4999}`, "rx_pps"},
+		{`{"perf_seconds": 0, "perf_hz": 4999, "rx_pps": 1}`, "perf_seconds"},
+	} {
+		if c.json != "" {
+			if err := os.WriteFile(filepath.Join(dir, "run.json"), []byte(c.json), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var o, e bytes.Buffer
+		if code := mainErr(&o, &e, []string{"profile", "--perf", folded, "xdp-drop-ixgbe", "--duration", "1ms"}); code == 0 || !strings.Contains(e.String(), c.want) {
+			t.Errorf("json %q: exit %d, stderr %q; want an error naming %q", c.json, code, e.String(), c.want)
 		}
 	}
 }

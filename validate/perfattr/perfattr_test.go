@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -324,5 +325,32 @@ func TestUDPFreeMeasurement(t *testing.T) {
 		if math.Abs(x.got-x.want) > 0.5 {
 			t.Errorf("%s: profile %.1f ns, measurement gives %.1f", x.name, x.got, x.want)
 		}
+	}
+}
+
+// TestItems: a sample counts for the model item of the frame nearest its
+// leaf that has a rule; idle-loop samples are idle; a JIT-ed XDP program's
+// own frames are bpf_prog_run_xdp; frames with no rule are other.
+func TestItems(t *testing.T) {
+	st, err := Read(strings.NewReader(strings.Join([]string{
+		"cpu0;net_rx_action;__napi_poll;veth_poll;veth_xdp_rcv;bpf_prog_571d14cb96600519_rxsim_pass 3",
+		"cpu0;net_rx_action;__napi_poll;veth_poll;gro_normal_list;netif_receive_skb_list_internal;ip_list_rcv;ip_sublist_rcv;fib_table_lookup 5",
+		"cpu0;net_rx_action;__napi_poll;veth_poll;gro_normal_list;netif_receive_skb_list_internal;ip_list_rcv;ip_sublist_rcv;ip_local_deliver;__udp4_lib_rcv;udp_unicast_rcv_skb;sock_def_readable;try_to_wake_up 7",
+		"cpu0;net_rx_action;skb_defer_free_flush;skb_release_data;napi_pp_put_page 2",
+		"cpu0;net_rx_action;skb_defer_free_flush 4",
+		"cpu1;do_idle;default_idle_call;pv_native_safe_halt 11",
+		"cpu1;entry_SYSCALL_64;do_syscall_64;ksys_read;sock_read_iter;inet_recvmsg;udp_recvmsg;skb_attempt_defer_free 6",
+		"cpu1;entry_SYSCALL_64;do_syscall_64;syscall_exit_to_user_mode 1",
+	}, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Items(st)
+	want := map[int]map[string]int{
+		0: {"bpf_prog_run_xdp": 3, "ip_rcv": 5, "sock_def_readable": 7, "skb_release_data": 2, "skb_defer_free_flush": 4},
+		1: {Idle: 11, "skb_attempt_defer_free": 6, "other": 1},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("items %v, want %v", got, want)
 	}
 }
