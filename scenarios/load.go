@@ -298,7 +298,7 @@ func applyDefaults(s *Spec, md toml.MetaData) error {
 	}
 	if !md.IsDefined("stack", "rcvbuf") {
 		s.Stack.Rcvbuf = RmemDefault // sock_init_data: a socket without SO_RCVBUF
-		if s.Traffic.Kind == "tcp_stream" || s.Traffic.Kind == "tcp_rr" {
+		if s.Traffic.TCP() {
 			s.Stack.Rcvbuf = TCPRcvbuf
 		}
 	}

@@ -226,6 +226,9 @@ type Traffic struct {
 	WireDelay   Duration `toml:"wire_delay"`
 }
 
+// TCP reports whether the traffic is a TCP kind (tcp_stream or tcp_rr).
+func (t Traffic) TCP() bool { return t.Kind == "tcp_stream" || t.Kind == "tcp_rr" }
+
 // Noise configures run-to-run variation (all from named seeded streams).
 type Noise struct {
 	// Profile turns on the cost profile's per-function noise: in every CPU

@@ -179,8 +179,7 @@ func (c *CpumapExt) Report(r *Result, secs float64) {
 	if r.RxPPS > 0 {
 		res.RxNSPerPkt = res.RxBusy * 1e9 / r.RxPPS
 	}
-	k := c.h.Spec.Traffic.Kind
-	res.Limit = limit(res, r, k == "tcp_stream" || k == "tcp_rr")
+	res.Limit = limit(res, r, c.h.Spec.Traffic.TCP())
 	r.Cpumap = res
 }
 

@@ -74,7 +74,8 @@ func (a *App) Run(now sim.Time, w *sim.Work) {
 			a.Bytes += uint64(p.Payload)
 			sk.u.Stats.InDatagrams++
 			st.Led.Deliver(pkt.ToSocket, segs)
-			if st.consume(w, a.th.CPU().ID, &p) {
+			// skb_consume_udp: deferred with DeferUDP (v6.18+).
+			if st.freeSkb(w, a.th.CPU().ID, int(p.AllocCPU), p.Queue, segs, st.DeferUDP) {
 				sk.u.Stats.DeferredFrees++
 			}
 			if a.hist != nil {

@@ -147,13 +147,6 @@ func (s *Stack) checksum(w *sim.Work, fn sim.FuncID, p *pkt.Packet) bool {
 	return true
 }
 
-// consume frees a datagram the UDP reader has consumed on CPU cpu (with
-// DeferUDP, udp_recvmsg's skb_attempt_defer_free, v6.18+). It reports
-// whether the free was deferred.
-func (s *Stack) consume(w *sim.Work, cpu int, p *pkt.Packet) bool {
-	return s.freeSkb(w, cpu, int(p.AllocCPU), p.Queue, p.WireSegs(), s.DeferUDP)
-}
-
 // freeSkb is the free of a consumed skb of segs RX buffers from queue,
 // built on allocCPU, by a reader on cpu: with deferral allowed and another
 // allocating CPU, skb_attempt_defer_free queues it on that CPU's defer list

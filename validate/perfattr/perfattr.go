@@ -502,15 +502,7 @@ func (c Csum) PerByte(l4 int) float64 {
 
 // CopyOf counts the reader's _copy_to_iter samples (tcp_recvmsg copying
 // the payload to user space) in a table of the TCP measurement.
-func CopyOf(t Table) int {
-	n := 0
-	for k, v := range t.Cells {
-		if k.Context == "reader" && k.Category == "copy" {
-			n += v
-		}
-	}
-	return n
-}
+func CopyOf(t Table) int { return t.Sum([2]string{"reader", "copy"}) }
 
 // UDPFree counts, in a run with a UDP reader, the samples of the free of
 // the datagrams it consumed: on the reader's CPU the push onto the
