@@ -67,6 +67,12 @@ type Kernel struct {
 	// ksoftirqd do its job": IRQ-exit softirqs wait while ksoftirqd is
 	// runnable); false is v6.5+ (reverted, softirqs run inline).
 	KsoftirqdDefer bool `toml:"ksoftirqd_defer"`
+	// IRQTimeAccounting is CONFIG_IRQ_TIME_ACCOUNTING: hard-IRQ and softirq
+	// time is kept out of the interrupted task's runtime. Off (the Kconfig
+	// default, and the validation VM's 6.18 kernel) the fair scheduler
+	// charges it to the task that was current, shrinking that task's share
+	// of a CPU it shares with ksoftirqd or another thread.
+	IRQTimeAccounting bool `toml:"irq_time_accounting"`
 	// Tick enables the scheduler tick (a hard IRQ at HZ on busy CPUs).
 	Tick bool `toml:"tick"`
 }

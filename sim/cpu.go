@@ -86,6 +86,13 @@ type Sched struct {
 	// WakeupCredit limits how far behind min_vruntime a waking thread is
 	// placed (CFS place_entity; half the 6 ms sched_latency).
 	WakeupCredit Time
+	// IRQTime is CONFIG_IRQ_TIME_ACCOUNTING: hard-IRQ and softirq time is
+	// kept out of the interrupted thread's runtime. Without it (the Kconfig
+	// default) update_rq_clock_task advances clock_task by the whole
+	// interval, so update_curr charges the thread that was current for the
+	// interrupts and softirqs that ran on top of it: its vruntime and its
+	// slice grow by them.
+	IRQTime bool
 }
 
 // DefaultSched returns the kernel's defaults.
@@ -519,6 +526,10 @@ func (c *CPU) start(cl Class, now Time) {
 	d := c.work.total
 	if cl == ThreadClass {
 		s.thread.vruntime += d
+		c.sliceRun += d
+	} else if c.current != nil && c.current.runnable && !c.sched.IRQTime {
+		// update_curr: clock_task includes the interrupt time
+		c.current.vruntime += d
 		c.sliceRun += d
 	}
 	c.acct.charge(c.ID, label, &c.work, now)

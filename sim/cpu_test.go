@@ -724,3 +724,44 @@ func TestAccountInterval(t *testing.T) {
 		t.Errorf("func b %d, want %d", got, want)
 	}
 }
+
+// TestIRQTimeAccounting: threads a and b are always runnable in 100 us
+// steps with a 1 ms slice; a 300 us softirq runs on top of a's first step
+// (raised at 50 us). Without CONFIG_IRQ_TIME_ACCOUNTING the softirq counts
+// as a's runtime: a's slice (100 + 300 + 6 x 100 = 1000 us) ends with its
+// 7th step, at 1000 us of wall time, and b starts then. With it, a runs
+// its full 10 steps (1000 us of its own) and b starts at 1300 us. The
+// softirq's own time is the same either way.
+func TestIRQTimeAccounting(t *testing.T) {
+	for _, c := range []struct {
+		irqTime bool
+		aSteps  int
+		bStart  Time
+	}{{false, 7, us(1000)}, {true, 10, us(1300)}} {
+		t.Run(fmt.Sprintf("irq_time=%v", c.irqTime), func(t *testing.T) {
+			r := newRig(Sched{BaseSlice: Millisecond, WakeupCredit: 3 * Millisecond, IRQTime: c.irqTime})
+			a := r.task("a", us(100), 1<<30)
+			b := r.task("b", us(100), 1<<30)
+			soft := r.task("net_rx_action", us(300), 1)
+			r.cpu.SetSoftirq(soft)
+			ta := r.cpu.NewThread("a", "a", a)
+			tb := r.cpu.NewThread("b", "b", b)
+			at(r.eng, 0, func() { r.cpu.Wake(ta); r.cpu.Wake(tb) })
+			at(r.eng, us(50), r.cpu.RaiseSoftirq)
+			r.eng.Run(us(1500))
+			if len(b.starts) == 0 || b.starts[0] != c.bStart {
+				t.Fatalf("b starts at %v, want %v", b.starts, c.bStart)
+			}
+			n := 0
+			for _, s := range a.starts {
+				if s < c.bStart {
+					n++
+				}
+			}
+			if n != c.aSteps {
+				t.Errorf("a ran %d steps before b, want %d", n, c.aSteps)
+			}
+			eqTimes(t, "softirq", append(soft.starts, soft.ends...), us(50), us(350))
+		})
+	}
+}

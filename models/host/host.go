@@ -107,7 +107,9 @@ func (h *Host) buildCPUs() {
 	h.napiCosts = napi.NewCosts(h.Funcs, h.Cost("net_rx_action").Call, h.Cost("napi_poll").Call,
 		h.Cost("napi_complete_done").Call, h.costOr("timer_tick", 0))
 	for i := 0; i < s.CPUs; i++ {
-		c := sim.NewCPU(i, h.Eng, h.Acct, sim.DefaultSched())
+		sched := sim.DefaultSched()
+		sched.IRQTime = s.Kernel.IRQTimeAccounting
+		c := sim.NewCPU(i, h.Eng, h.Acct, sched)
 		if d := h.costOr("context_switch", 0); d > 0 {
 			c.SetSwitchCost(sim.Time(d), h.Funcs.ID("context_switch"))
 		}

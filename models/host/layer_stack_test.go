@@ -72,6 +72,29 @@ func TestReaderOnRXCPU(t *testing.T) {
 	}
 }
 
+// With the reader on the RX CPU of a v6.5+ kernel under a line-rate flood
+// (ksoftirqd and the reader share CPU 0), IRQ-exit softirqs run
+// inline on top of the reader. Without CONFIG_IRQ_TIME_ACCOUNTING (the
+// default) the scheduler counts that time as the reader's runtime, so
+// against ksoftirqd the reader gets less of the CPU and reads less; with it
+// the reader's share is its own. The softirq work is the same mechanism in
+// both; only the fair share moves.
+func TestReaderOnRXCPUIRQTime(t *testing.T) {
+	base := []string{`duration="30ms"`, "stack.listen=true", "app.enabled=true", "app.cpus=[0]"}
+	res := map[bool]*Result{}
+	for _, on := range []bool{false, true} {
+		res[on] = run(t, "xdp-pass-udp", append(base, fmt.Sprintf("kernel.irq_time_accounting=%v", on))...)
+	}
+	off, on := res[false], res[true]
+	if off.DeliveredPPS >= on.DeliveredPPS {
+		t.Errorf("delivered/s: %.0f without IRQ time accounting, %.0f with; want fewer without", off.DeliveredPPS, on.DeliveredPPS)
+	}
+	a0, a1 := off.CPU[0].Classes["app"], on.CPU[0].Classes["app"]
+	if inline := off.CPU[0].Classes["softirq"]; inline < 0.05 || a1-a0 < inline/2 {
+		t.Errorf("reader's share %.3f (off) vs %.3f (on) with %.3f inline softirq; want the reader to lose most of the inline time", a0, a1, inline)
+	}
+}
+
 // stack-udp-rps: one RX CPU steering 16 flows to CPUs 1 and 2; both
 // receive IPIs (received_rps) and process the skbs (softnet processed).
 func TestStackUDPRPS(t *testing.T) {
