@@ -105,6 +105,9 @@ func ReadMachine() Machine {
 	if unix.Uname(&u) == nil {
 		m.Kernel = unix.ByteSliceToString(u.Release[:])
 	}
+	if kc, err := ReadKernelConfig(); err == nil {
+		m.KernelConfig = kc
+	}
 	return m
 }
 

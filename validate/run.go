@@ -330,6 +330,9 @@ type Machine struct {
 	// LoadAvg is /proc/loadavg when the machine was described: other work
 	// on the machine shows here (and as slow reference runs).
 	LoadAvg string `json:"loadavg"`
+	// KernelConfig is the kernel's build options that the scenarios'
+	// [kernel] section models (nil: /proc/config.gz not readable).
+	KernelConfig *KernelConfig `json:"kernel_config,omitempty"`
 }
 
 // Result is a validation run. Its top-level fields carry the names of

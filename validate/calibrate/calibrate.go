@@ -3,6 +3,7 @@ package calibrate
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -36,6 +37,9 @@ type Target struct {
 	Background []float64
 	// N is the number of results merged.
 	N int
+	// Kernel is the measured kernel's build configuration (nil: not
+	// recorded); Run warns where the scenario's [kernel] differs.
+	Kernel *validate.KernelConfig
 }
 
 // Targets returns the targets of the measurement sets, sorted by name;
@@ -81,8 +85,36 @@ func Targets(sets []*validate.MeasurementSet) []Target {
 				name += ":" + m
 			}
 			out = append(out, Target{Name: name, Config: cfg, Gen: gen, Metric: m, Measured: median(vs), Spread: median(sp),
-				RepMin: median(lo), RepMax: median(hi), N: len(vs), Background: background(rs)})
+				RepMin: median(lo), RepMax: median(hi), N: len(vs), Background: background(rs), Kernel: kernelOf(rs)})
 		}
+	}
+	return out
+}
+
+// kernelOf is the kernel configuration recorded with the results (the
+// first one that has it).
+func kernelOf(rs []*validate.Result) *validate.KernelConfig {
+	for _, r := range rs {
+		if r.Machine.KernelConfig != nil {
+			return r.Machine.KernelConfig
+		}
+	}
+	return nil
+}
+
+// kernelMismatch names the [kernel] settings of scenario sp that differ
+// from the measured kernel's configuration kc.
+func kernelMismatch(sp *scenarios.Spec, kc *validate.KernelConfig) []string {
+	if kc == nil {
+		return nil
+	}
+	var out []string
+	if sp.Kernel.HZ != kc.HZ {
+		out = append(out, fmt.Sprintf("kernel.hz = %d, the measured kernel has CONFIG_HZ=%d", sp.Kernel.HZ, kc.HZ))
+	}
+	if sp.Kernel.IRQTimeAccounting != kc.IRQTimeAccounting {
+		out = append(out, fmt.Sprintf("kernel.irq_time_accounting = %v, the measured kernel has %s",
+			sp.Kernel.IRQTimeAccounting, map[bool]string{true: "CONFIG_IRQ_TIME_ACCOUNTING=y", false: "CONFIG_IRQ_TIME_ACCOUNTING not set"}[kc.IRQTimeAccounting]))
 	}
 	return out
 }
@@ -318,8 +350,11 @@ type Report struct {
 	// identifies.
 	Fixed   []string
 	Skipped []string // targets without a built-in scenario, with the reason
-	Evals   int
-	Status  string
+	// Warnings are scenario settings that differ from the measured
+	// machine (one line per configuration and setting).
+	Warnings []string
+	Evals    int
+	Status   string
 }
 
 type prepared struct {
@@ -349,6 +384,11 @@ func Run(o Options) (*Report, error) {
 			i = len(rs)
 			idx[t.Run()] = i
 			rs = append(rs, sp)
+			for _, m := range kernelMismatch(sp, t.Kernel) {
+				if w := fmt.Sprintf("%s: scenario %s", t.Config, m); !slices.Contains(rep.Warnings, w) {
+					rep.Warnings = append(rep.Warnings, w)
+				}
+			}
 		}
 		ps = append(ps, prepared{t, i})
 	}

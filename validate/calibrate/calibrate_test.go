@@ -3,6 +3,7 @@ package calibrate
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -169,5 +170,40 @@ func TestTableGolden(t *testing.T) {
 	}
 	if !bytes.Equal(b.Bytes(), want) {
 		t.Errorf("table:\n%s\nwant:\n%s", b.Bytes(), want)
+	}
+}
+
+// TestKernelMismatch: a result measured on a kernel whose CONFIG_HZ or
+// CONFIG_IRQ_TIME_ACCOUNTING differs from the scenario's [kernel] gets a
+// warning naming the configuration, the setting and both values, once per
+// configuration; a matching one gets none.
+func TestKernelMismatch(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		kc   *validate.KernelConfig
+		want []string
+	}{
+		{"not recorded", nil, nil},
+		{"matches", &validate.KernelConfig{HZ: 250}, nil},
+		{"differs", &validate.KernelConfig{HZ: 1000, IRQTimeAccounting: true}, []string{
+			"veth-xdp-drop: scenario kernel.hz = 250, the measured kernel has CONFIG_HZ=1000",
+			"veth-xdp-drop: scenario kernel.irq_time_accounting = false, the measured kernel has CONFIG_IRQ_TIME_ACCOUNTING=y",
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var rs []*validate.Result
+			for _, g := range []string{"live", "afpacket"} {
+				rs = append(rs, &validate.Result{Scenario: "veth-xdp-drop", RxPPS: 5e5, Machine: validate.Machine{KernelConfig: c.kc},
+					Settings: validate.Options{Gen: validate.GenOptions{Kind: validate.GenKind(g)}}})
+			}
+			set := &validate.MeasurementSet{Format: validate.MeasurementFormat, Results: rs}
+			rep, err := Run(Options{Targets: Targets([]*validate.MeasurementSet{set}), MaxEvals: 1, NoMachine: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(rep.Warnings) != fmt.Sprint(c.want) {
+				t.Errorf("warnings\n got %q\nwant %q", rep.Warnings, c.want)
+			}
+		})
 	}
 }

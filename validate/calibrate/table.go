@@ -174,6 +174,9 @@ func WriteTable(w io.Writer, rep *Report) {
 	for _, s := range rep.Skipped {
 		fmt.Fprintf(w, "skipped: %s\n", s)
 	}
+	for _, s := range rep.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", s)
+	}
 	s := Summarize(rep.Rows)
 	fmt.Fprintf(w, "fit: %d evaluations (%s); median |error| on fitted targets %.1f%%\n", rep.Evals, rep.Status, s.FitMedianAbsErr)
 	if s.HeldOut > 0 {
