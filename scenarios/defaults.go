@@ -28,7 +28,7 @@ func defaults() *Spec {
 		Duration: Duration{100 * time.Millisecond},
 		Warmup:   Duration{10 * time.Millisecond},
 		Seed:     1,
-		Kernel:   Kernel{HZ: 1000, Tick: true},
+		Kernel:   Kernel{HZ: 1000, Tick: true, Sched: "eevdf"},
 		NIC:      NIC{Queues: 1, AdaptiveITR: true, GRO: true},
 		NAPI:     NAPI{Budget: 300, Weight: 64},
 		XDP:      XDP{Program: "none", Rule: "all", Action: "drop", Mode: "native", ProgramMode: "l4-hash", RemoteAction: "disabled"},

@@ -183,6 +183,8 @@ func TestSetErrors(t *testing.T) {
 			b + "nic.ring_size: 32 out of range, expected 64..4096 (ring_max of hw profile ixgbe) (from --set nic.ring_size=32)"},
 		{"out of range element", []string{"xdp.flow_actions=[\"drop\",\"bogus\"]"}, "xdp.flow_actions[1]",
 			b + `xdp.flow_actions[1]: "bogus", expected one of drop, pass, tx, redirect, aborted (from --set xdp.flow_actions=["drop","bogus"])`},
+		{"unknown scheduler", []string{"kernel.sched=bfs"}, "kernel.sched",
+			b + `kernel.sched: "bfs", expected one of eevdf, cfs (from --set kernel.sched=bfs)`},
 		{"unknown hw", []string{"hw=e1000"}, "hw",
 			b + `hw: hw: no NIC profile "e1000" (have ` + strings.Join(hw.Names(), ", ") + ") (from --set hw=e1000)"},
 		{"sweep is not settable", []string{"sweep.nic.ring_size=[1]"}, "sweep.nic.ring_size",

@@ -73,6 +73,10 @@ type Kernel struct {
 	// charges it to the task that was current, shrinking that task's share
 	// of a CPU it shares with ksoftirqd or another thread.
 	IRQTimeAccounting bool `toml:"irq_time_accounting"`
+	// Sched is the fair scheduler's wake-up preemption: "eevdf" (v6.6+:
+	// an eligible woken task preempts a current task that is not) or "cfs"
+	// (up to v6.5: only a woken task a wake-up granularity behind does).
+	Sched string `toml:"sched"`
 	// Tick enables the scheduler tick (a hard IRQ at HZ on busy CPUs).
 	Tick bool `toml:"tick"`
 }

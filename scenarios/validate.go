@@ -90,6 +90,7 @@ func (s *Spec) validate() error {
 			return nil
 		},
 		func() error { return oneOf("kernel.hz", strconv.Itoa(s.Kernel.HZ), "100", "250", "300", "1000") },
+		func() error { return oneOf("kernel.sched", s.Kernel.Sched, "eevdf", "cfs") },
 		func() error { return rangeInt("nic.queues", s.NIC.Queues, 1, maxQueues) },
 		s.checkRingSize,
 		func() error { return rangeInt("nic.itr_usecs", s.NIC.ITRUsecs, 0, 8160) },

@@ -93,11 +93,18 @@ type Sched struct {
 	// interrupts and softirqs that ran on top of it: its vruntime and its
 	// slice grow by them.
 	IRQTime bool
+	// EEVDF selects v6.6+'s wake-up preemption (check_preempt_wakeup_fair
+	// with pick_eevdf): the woken thread preempts at the current thread's
+	// next preemption point when it is eligible (vruntime at or below the
+	// queue's average) and the current one is not, whatever the gap. Off is
+	// CFS's rule: only a woken thread more than BaseSlice (the wake-up
+	// granularity) behind the current one preempts it.
+	EEVDF bool
 }
 
 // DefaultSched returns the kernel's defaults.
 func DefaultSched() Sched {
-	return Sched{BaseSlice: 750 * Microsecond, WakeupCredit: 3 * Millisecond}
+	return Sched{BaseSlice: 750 * Microsecond, WakeupCredit: 3 * Millisecond, EEVDF: true}
 }
 
 type slot struct {
@@ -308,8 +315,14 @@ func (c *CPU) place(t *Thread) {
 	if minV := c.minVruntime(); t.vruntime < minV-c.sched.WakeupCredit {
 		t.vruntime = minV - c.sched.WakeupCredit
 	}
-	if c.current != nil && c.current != t && t.vruntime+c.sched.BaseSlice < c.current.vruntime {
-		c.resched = true
+	if cur := c.current; cur != nil && cur != t && cur.runnable {
+		if c.sched.EEVDF {
+			if avg := c.avgVruntime(t); t.vruntime <= avg && cur.vruntime > avg {
+				c.resched = true
+			}
+		} else if t.vruntime+c.sched.BaseSlice < cur.vruntime {
+			c.resched = true
+		}
 	}
 	c.enqueue(t)
 	c.dispatch(c.eng.now)
@@ -320,6 +333,19 @@ func (c *CPU) enqueue(t *Thread) {
 		t.queued = true
 		c.runq = append(c.runq, t)
 	}
+}
+
+// avgVruntime is EEVDF's avg_vruntime with woken thread t queued: the mean
+// vruntime of the current thread, the run queue and t (all nice 0).
+func (c *CPU) avgVruntime(t *Thread) Time {
+	sum, n := t.vruntime, Time(1)
+	if c.current != nil && c.current.runnable {
+		sum, n = sum+c.current.vruntime, n+1
+	}
+	for _, q := range c.runq {
+		sum, n = sum+q.vruntime, n+1
+	}
+	return sum / n
 }
 
 func (c *CPU) minVruntime() Time {

@@ -351,23 +351,34 @@ func TestAtomicDefersSwitch(t *testing.T) {
 	eqTimes(t, "b", append(b.starts, b.ends...), us(10300), us(10400))
 }
 
-// TestWakeupNoPreempt: a sleeper whose vruntime is within a BaseSlice of
-// the running thread's waits for the end of the running thread's turn.
-func TestWakeupNoPreempt(t *testing.T) {
-	r := newRig(DefaultSched())
-	a := r.task("a", us(100), 1<<30)
-	b := r.task("b", us(100), 1)
-	ta := r.cpu.NewThread("a", "a", a)
-	tb := r.cpu.NewThread("b", "b", b)
-	tb.vruntime = us(400)
-	at(r.eng, 0, func() { r.cpu.Wake(ta) })
-	// At 0.45 ms a.v = 0.5 ms; b.v = 0.4 ms: 0.4 + 0.75 > 0.5, no preemption;
-	// a's turn ends after 8 steps at 0.8 ms.
-	at(r.eng, us(450), func() { r.cpu.Wake(tb) })
-	r.eng.Run(2 * Millisecond)
-	eqTimes(t, "b", append(b.starts, b.ends...), us(800), us(900))
-	if tb.Runnable() {
-		t.Errorf("b runnable after its only step")
+// TestWakeupPreempt: a woken thread b with vruntime 0.4 ms while a runs
+// 100 us steps from 0 (its vruntime is 0.5 ms from its step at 0.4 ms).
+// CFS: b is within a BaseSlice (the wake-up granularity) of a, so it waits
+// for the end of a's turn, 8 steps, at 0.8 ms. EEVDF: the average of the
+// two is 0.45 ms; b is eligible (at or below it) and a is not, so b
+// preempts a at its step end, 0.5 ms.
+func TestWakeupPreempt(t *testing.T) {
+	for _, c := range []struct {
+		eevdf bool
+		start Time
+	}{{false, us(800)}, {true, us(500)}} {
+		t.Run(fmt.Sprintf("eevdf=%v", c.eevdf), func(t *testing.T) {
+			sc := DefaultSched()
+			sc.EEVDF = c.eevdf
+			r := newRig(sc)
+			a := r.task("a", us(100), 1<<30)
+			b := r.task("b", us(100), 1)
+			ta := r.cpu.NewThread("a", "a", a)
+			tb := r.cpu.NewThread("b", "b", b)
+			tb.vruntime = us(400)
+			at(r.eng, 0, func() { r.cpu.Wake(ta) })
+			at(r.eng, us(450), func() { r.cpu.Wake(tb) })
+			r.eng.Run(2 * Millisecond)
+			eqTimes(t, "b", append(b.starts, b.ends...), c.start, c.start+us(100))
+			if tb.Runnable() {
+				t.Errorf("b runnable after its only step")
+			}
+		})
 	}
 }
 

@@ -109,6 +109,7 @@ func (h *Host) buildCPUs() {
 	for i := 0; i < s.CPUs; i++ {
 		sched := sim.DefaultSched()
 		sched.IRQTime = s.Kernel.IRQTimeAccounting
+		sched.EEVDF = s.Kernel.Sched == "eevdf"
 		c := sim.NewCPU(i, h.Eng, h.Acct, sched)
 		if d := h.costOr("context_switch", 0); d > 0 {
 			c.SetSwitchCost(sim.Time(d), h.Funcs.ID("context_switch"))

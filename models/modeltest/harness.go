@@ -21,6 +21,8 @@ type Config struct {
 	CPUs    int
 	Softnet napi.SoftnetConfig
 	NAPI    NAPICosts
+	// Sched is the CPUs' fair scheduler (nil: sim.DefaultSched).
+	Sched *sim.Sched
 }
 
 // Harness is an engine with CPUs, their softnet_data and a packet ledger,
@@ -44,8 +46,12 @@ func New(cfg Config) *Harness {
 	n := max(cfg.CPUs, 1)
 	h := &Harness{Eng: sim.NewEngine(64), Acct: sim.NewAccount(n), Funcs: sim.NewFuncs()}
 	h.Costs = napi.NewCosts(h.Funcs, cfg.NAPI.RxAction, cfg.NAPI.Poll, cfg.NAPI.Complete, cfg.NAPI.Tick)
+	sched := sim.DefaultSched()
+	if cfg.Sched != nil {
+		sched = *cfg.Sched
+	}
 	for i := 0; i < n; i++ {
-		c := sim.NewCPU(i, h.Eng, h.Acct, sim.DefaultSched())
+		c := sim.NewCPU(i, h.Eng, h.Acct, sched)
 		h.CPUs = append(h.CPUs, c)
 		h.Softnet = append(h.Softnet, napi.NewSoftnet(cfg.Softnet, c, h.Costs))
 	}

@@ -285,21 +285,29 @@ func (a appTask) Done(sim.Time) bool            { return true }
 
 // TestKsoftirqdDefer: an application thread runs in 50 us steps; d1 has
 // 100000 packets. At t=0 the softirq preempts the app, runs 10 invocations
-// (65 us) and wakes ksoftirqd, which waits for the app's 750 us slice:
-// the app resumes at 65 us. Without CONFIG_IRQ_TIME_ACCOUNTING (the
-// default) the 65 us of softirq on top of the app count as its runtime, so
-// its slice is used up after 14 steps, at 765 us. d2 is scheduled at
-// 200 us. v6.5+ (no defer): the softirq runs at once, polls d1 (entry
-// 200.1 us) then d2 at 206.5 us. v4.9-v6.4 (defer): ksoftirqd is
-// runnable, so the softirq is left to it; d2 is polled in ksoftirqd's
-// first invocation at 765 us + 100 ns + 6400 ns = 771.5 us.
+// (65 us) and wakes ksoftirqd; the app resumes at 65 us. Without
+// CONFIG_IRQ_TIME_ACCOUNTING (the default) the 65 us of softirq on top of
+// the app count as its runtime. d2 is scheduled at 200 us.
+//   - CFS (up to v6.5): ksoftirqd is within a wake-up granularity of the
+//     app, so it waits for the app's 750 us slice, used up after 14 steps at
+//     765 us. No defer (v6.5): the softirq runs at once, polls d1 (entry
+//     200.1 us) then d2 at 206.5 us. Defer (v4.9-v6.4): ksoftirqd is
+//     runnable, so the softirq is left to it; d2 is polled in ksoftirqd's
+//     first invocation at 765 us + 100 ns + 6400 ns = 771.5 us.
+//   - EEVDF (v6.6+): the woken ksoftirqd is eligible and the app is not, so
+//     it preempts the app at the end of its first step (115 us) and runs
+//     invocations of 6.5 us from there; d2 is polled in the one that starts
+//     at 199.5 us, after d1, at 206.1 us.
 func TestKsoftirqdDefer(t *testing.T) {
+	cfs, eevdf := sim.DefaultSched(), sim.DefaultSched()
+	cfs.EEVDF = false
 	for _, c := range []struct {
 		deferMode bool
+		sched     sim.Sched
 		want      sim.Time
-	}{{false, 206500}, {true, 771500}} {
-		t.Run(fmt.Sprintf("ksoftirqd_defer=%v", c.deferMode), func(t *testing.T) {
-			h := harness(napi.SoftnetConfig{KsoftirqdDefer: c.deferMode})
+	}{{false, cfs, 206500}, {true, cfs, 771500}, {false, eevdf, 206100}} {
+		t.Run(fmt.Sprintf("ksoftirqd_defer=%v/eevdf=%v", c.deferMode, c.sched.EEVDF), func(t *testing.T) {
+			h := modeltest.New(modeltest.Config{CPUs: 1, Softnet: napi.SoftnetConfig{KsoftirqdDefer: c.deferMode}, NAPI: costs, Sched: &c.sched})
 			var led pkt.Ledger
 			var log []pollRec
 			ds, ns := devs(h, &led, &log, 100, napi.Config{}, 100000, 5)
