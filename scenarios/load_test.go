@@ -183,6 +183,8 @@ func TestSetErrors(t *testing.T) {
 			b + "nic.ring_size: 32 out of range, expected 64..4096 (ring_max of hw profile ixgbe) (from --set nic.ring_size=32)"},
 		{"out of range element", []string{"xdp.flow_actions=[\"drop\",\"bogus\"]"}, "xdp.flow_actions[1]",
 			b + `xdp.flow_actions[1]: "bogus", expected one of drop, pass, tx, redirect, aborted (from --set xdp.flow_actions=["drop","bogus"])`},
+		{"devmap egress not a NIC", []string{"xdp.program=redirect-map", "xdp.egress=veth"}, "xdp.egress",
+			b + `xdp.egress: "veth", expected one of i40e, ixgbe (from --set xdp.egress=veth)`},
 		{"unknown scheduler", []string{"kernel.sched=bfs"}, "kernel.sched",
 			b + `kernel.sched: "bfs", expected one of eevdf, cfs (from --set kernel.sched=bfs)`},
 		{"unknown hw", []string{"hw=e1000"}, "hw",

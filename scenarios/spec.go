@@ -115,8 +115,13 @@ type NAPI struct {
 
 // XDP configures the XDP program on the device.
 type XDP struct {
-	// Program is none, drop, pass, tx, redirect-cpu, or rule (verdict per rule).
+	// Program is none, drop, pass, tx, redirect-cpu, redirect-map (a devmap
+	// entry: XDP_REDIRECT out of the Egress device), or rule (verdict per
+	// rule).
 	Program string `toml:"program"`
+	// Egress is the NIC profile of redirect-map's egress device (empty:
+	// the receiving device's hw).
+	Egress string `toml:"egress"`
 	// Rule chooses verdicts when Program is "rule": "all" (Action), "flow"
 	// (flow i gets FlowActions[i % len]) or "fraction" (Fractions[i] of
 	// packets get FractionActions[i]).

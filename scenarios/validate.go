@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rxsim/rxsim/hw"
 )
 
 type fieldError struct {
@@ -101,7 +103,7 @@ func (s *Spec) validate() error {
 		func() error { return cpuList("napi.thread_cpus", s.NAPI.ThreadCPUs, s.CPUs) },
 		func() error { return rangeInt("napi.napi_defer_hard_irqs", s.NAPI.DeferHardIRQs, 0, 1<<20) },
 		func() error {
-			return oneOf("xdp.program", s.XDP.Program, "none", "drop", "pass", "tx", "redirect-cpu", "rule")
+			return oneOf("xdp.program", s.XDP.Program, "none", "drop", "pass", "tx", "redirect-cpu", "redirect-map", "rule")
 		},
 		func() error { return oneOf("xdp.rule", s.XDP.Rule, "all", "flow", "fraction") },
 		func() error { return oneOf("xdp.action", s.XDP.Action, verdicts...) },
@@ -110,6 +112,7 @@ func (s *Spec) validate() error {
 		s.checkFractions,
 		func() error { return oneOf("xdp.mode", s.XDP.Mode, "native", "skb") },
 		func() error { return cpuList("xdp.cpus", s.XDP.RedirectCPUs, s.CPUs) },
+		s.checkEgress,
 		func() error {
 			if s.XDP.Program == "redirect-cpu" && len(s.XDP.RedirectCPUs) == 0 {
 				return ferr("xdp.cpus", "empty, expected at least one target CPU for redirect-cpu")
@@ -280,4 +283,25 @@ func (s *Spec) checkBackground() error {
 		}
 	}
 	return nil
+}
+
+// checkEgress: redirect-map sends out of a NIC (a profile with a wire), and
+// xdp.egress names one.
+func (s *Spec) checkEgress() error {
+	if s.XDP.Program != "redirect-map" {
+		return nil
+	}
+	if s.HW == "veth" {
+		return ferr("xdp.program", "redirect-map needs a NIC as the receiving device (hw ixgbe or i40e), not veth")
+	}
+	if s.XDP.Egress == "" {
+		return nil
+	}
+	var nics []string
+	for _, n := range hw.Names() {
+		if n != "veth" {
+			nics = append(nics, n)
+		}
+	}
+	return oneOf("xdp.egress", s.XDP.Egress, nics...)
 }

@@ -46,7 +46,14 @@ func writeText(w io.Writer, s *scenarios.Spec, r *host.Result) error {
 	if s.XDP.Program == "redirect-cpu" {
 		label = s.HW + "->?"
 	}
-	fmt.Fprintf(w, "%-23s%s%s\n", label, col(r.RxPPS, "rx/s"), col(errVal, errUnit))
+	dm, _ := r.Extra["devmap"].(map[string]any)
+	if dm == nil {
+		fmt.Fprintf(w, "%-23s%s%s\n", label, col(r.RxPPS, "rx/s"), col(errVal, errUnit))
+	} else {
+		// xdp-bench redirect-map: in_if->out_if, rx/s, err,drop/s, xmit/s
+		label = fmt.Sprintf("%s->%v", s.HW, dm["egress"])
+		fmt.Fprintf(w, "%-23s%s%s%s\n", label, col(r.RxPPS, "rx/s"), col(errVal, errUnit), col(num(dm["xmit_pps"]), "xmit/s"))
+	}
 	fmt.Fprintf(w, "  %-20s %s%s%s\n", "receive total", col(r.RxPPS, "pkt/s"), col(r.Drops["xdp_drop"], "drop/s"), col(errs, "error/s"))
 	for i, v := range r.PerCPURx {
 		if v > 0 {
@@ -55,6 +62,10 @@ func writeText(w io.Writer, s *scenarios.Spec, r *host.Result) error {
 	}
 	if r.Cpumap != nil {
 		writeCpumap(w, s, r)
+	}
+	if dm != nil {
+		fmt.Fprintf(w, "  %-20s %s%s%s\n", "devmap_xmit total", col(num(dm["xmit_pps"]), "xmit/s"), col(num(dm["drop_pps"]), "drop/s"),
+			colF(num(dm["bulk_avg"]), "bulk-avg"))
 	}
 	writeExtras(w, r)
 	writeNetperf(w, s, r) // report_tcp.go
@@ -127,4 +138,10 @@ func sumU(m map[string]uint64) uint64 {
 		s += v
 	}
 	return s
+}
+
+// num reads a number from a Result.Extra map (0 when absent).
+func num(v any) float64 {
+	f, _ := v.(float64)
+	return f
 }

@@ -20,6 +20,7 @@ func TestRunReports(t *testing.T) {
 		{"run-tcp-stream-gro-off.golden", []string{"tcp-stream-gro", "--set", "nic.gro=false"}},
 		{"run-tcp-stream-gro-2ghz.golden", []string{"tcp-stream-gro", "--set", "nic.gro=false", "--set", "cpu_ghz=2.0"}},
 		{"run-tcp-rr.golden", []string{"tcp-rr"}},
+		{"run-xdp-redirect-devmap.golden", []string{"xdp-redirect-devmap"}},
 		{"run-cpumap-tcp-stream-napi.golden", []string{"cpumap-tcp-stream", "--set", "cpumap.delivery=napi"}},
 	} {
 		t.Run(strings.TrimSuffix(c.golden, ".golden"), func(t *testing.T) {

@@ -169,7 +169,7 @@ func (h *Host) buildXDP() error {
 		rule = xdp.All{V: xdp.Pass}
 	case "tx":
 		rule = xdp.All{V: xdp.TX}
-	case "redirect-cpu":
+	case "redirect-cpu", "redirect-map":
 		rule = xdp.All{V: xdp.Redirect}
 	case "rule":
 		r, err := h.rule()
@@ -183,6 +183,10 @@ func (h *Host) buildXDP() error {
 		cost = x.CostNS
 	}
 	h.Prog = xdp.NewProgram(x.Program, rule, cost, h.Funcs)
+	if x.Program == "redirect-map" {
+		// bpf_redirect_map(&tx_port, 0, 0): the one devmap entry
+		h.Prog.CPUs, h.Prog.Select = []int{0}, xdp.NoTouch{}
+	}
 	if len(x.RedirectCPUs) > 0 {
 		h.Prog.CPUs = x.RedirectCPUs
 		switch x.ProgramMode {

@@ -75,6 +75,9 @@ func StackLayer(h *Host) error {
 			return err
 		}
 	}
+	if s.XDP.Program == "redirect-map" {
+		return h.buildDevmap()
+	}
 	return nil
 }
 

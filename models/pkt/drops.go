@@ -20,6 +20,7 @@ const (
 	VethRingFull                  // veth ptr_ring full (peer's tx_dropped)
 	TCPOutOfWindow                // TCP segment beyond the advertised window
 	TCPOfo                        // TCP segment out of order, discarded (the model keeps no out-of-order queue)
+	DevmapXmit                    // devmap egress XDP TX ring full (xdp_devmap_xmit drops)
 	NumReasons
 )
 
@@ -27,7 +28,7 @@ var reasonNames = [NumReasons]string{
 	"rx_missed", "nic_cap", "xdp_drop", "xdp_aborted", "xdp_tx_err",
 	"cpumap_enqueue", "cpumap_prog_drop", "cpumap_kmem_alloc", "backlog",
 	"iptables_raw", "rcvbuf", "udp_noports", "veth_ring_full", "tcp_out_of_window",
-	"tcp_ofo",
+	"tcp_ofo", "devmap_xmit",
 }
 
 // String returns the reason's report name.
@@ -45,7 +46,7 @@ type Delivery uint8
 const (
 	ToSocket   Delivery = iota // queued to a socket's receive queue
 	XDPTx                      // transmitted back by XDP_TX
-	Redirected                 // redirected to a device outside the model
+	Redirected                 // redirected to another device (sent on a devmap egress ring, or a target outside the model)
 	ToStack                    // handed to the stack where the stack is not modelled further
 	NumDeliveries
 )

@@ -3,14 +3,15 @@
 // driver-side handling of each verdict: DROP recycles the buffer in place,
 // TX queues the frame on the XDP TX ring with one tail write per poll,
 // REDIRECT converts to an xdp_frame and bulk-enqueues to a redirect target
-// (the cpumap) with xdp_do_flush at the end of the poll, PASS hands the
-// packet to the stack (build_skb and napi_gro_receive).
+// (the cpumap, or a devmap entry: package devmap) with xdp_do_flush at the
+// end of the poll, PASS hands the packet to the stack (build_skb and
+// napi_gro_receive).
 //
 // redirect-cpu follows xdp-bench's program modes (xdp-tools
 // xdp_redirect_cpumap.bpf.c): no-touch (first CPU), touch, round-robin,
 // l4-hash (hash of the flow over the CPU list).
 // Kernel files followed: the drivers' *_run_xdp and *_finalize_xdp_rx,
 // net/core/filter.c (xdp_do_redirect, xdp_do_flush). Left out: program
-// contents (only their cost), XDP multi-buffer, devmap/xskmap targets,
+// contents (only their cost), XDP multi-buffer, xskmap targets,
 // metadata.
 package xdp

@@ -1,0 +1,171 @@
+// Package devmap models XDP_REDIRECT into a BPF_MAP_TYPE_DEVMAP entry: the
+// per-CPU bulk queue of DEV_MAP_BULK_SIZE frames (bq_enqueue), its flush
+// into the egress driver's ndo_xdp_xmit when full and at xdp_do_flush
+// (__dev_flush -> bq_xmit_all), the egress XDP TX ring of each redirecting
+// CPU, which the device's one wire drains at its line rate, and the TX
+// completion that returns each frame's buffer to its RX queue.
+//
+// Kernel files followed: kernel/bpf/devmap.c (bq_enqueue, bq_xmit_all,
+// __dev_flush), the i40e/ixgbe ndo_xdp_xmit (i40e_xdp_xmit: one descriptor
+// per frame, a tail write with XDP_XMIT_FLUSH; frames that do not fit are
+// returned and counted by trace_xdp_devmap_xmit as drops). Left out: the
+// egress program (BPF_F_XDP_DEV_BOUND / devmap prog), broadcast
+// (BPF_F_BROADCAST), and where TX completion runs: its cost is charged
+// with the transmit on the redirecting CPU (the egress queue's NAPI runs
+// there when its IRQ is affine to the same CPU, as in the kernel's
+// one-queue-per-CPU XDP TX rings).
+package devmap
+
+import (
+	"math"
+
+	"github.com/rxsim/rxsim/models/pkt"
+	"github.com/rxsim/rxsim/sim"
+)
+
+// BulkSize is DEV_MAP_BULK_SIZE (kernel/bpf/devmap.c).
+const BulkSize = 16
+
+// Config describes the egress device.
+type Config struct {
+	// Ring is the egress XDP TX ring size (descriptors).
+	Ring int
+	// WirePPS is the egress line rate in frames per second for the
+	// frame size sent (0: unlimited).
+	WirePPS float64
+	// Bulk is the bulk queue size (0: BulkSize).
+	Bulk int
+}
+
+// Costs are the devmap and egress-driver costs (ns).
+type Costs struct {
+	XmitCall float64 // bq_xmit_all + ndo_xdp_xmit per call, with the tail write
+	XmitPkt  float64 // ndo_xdp_xmit per frame: dma_map + descriptor write
+	Clean    float64 // TX completion per frame: descriptor clean + xdp_return_frame
+}
+
+// Releaser returns n buffers to RX queue q when their frames are freed.
+type Releaser func(q uint16, n int)
+
+// Map is one devmap entry (the egress device), used by every RX CPU.
+type Map struct {
+	cfg Config
+	led *pkt.Ledger
+	rel Releaser
+	bq  []bulkQueue // per RX CPU
+	tx  []txRing    // the egress XDP TX ring of each RX CPU
+
+	fnXmit, fnClean       sim.FuncID
+	cXCall, cXPkt, cClean sim.Time
+	wire                  float64 // ns on the wire per frame
+	// wireFree (ns) is when the egress wire has sent every frame posted so
+	// far: the device's rings share it (the NIC serves its TX queues in
+	// turn, approximated as in the order frames were posted).
+	wireFree float64
+
+	// Stats.
+	Xmits   uint64 // bq_xmit_all calls
+	Sent    uint64 // frames put on the egress ring
+	Dropped uint64 // frames that found the ring full
+}
+
+type bulkQueue struct{ frames []pkt.Packet }
+
+// txRing holds the frames on the ring, oldest first, by departure time.
+type txRing struct {
+	depart []onRing
+	head   int
+}
+
+type onRing struct {
+	at sim.Time
+	q  uint16
+}
+
+// New returns a devmap entry for ncpus redirecting CPUs.
+func New(cfg Config, c Costs, ncpus int, led *pkt.Ledger, rel Releaser, funcs *sim.Funcs) *Map {
+	if cfg.Bulk <= 0 {
+		cfg.Bulk = BulkSize
+	}
+	m := &Map{cfg: cfg, led: led, rel: rel,
+		bq: make([]bulkQueue, ncpus), tx: make([]txRing, ncpus),
+		fnXmit: funcs.ID("ndo_xdp_xmit"), fnClean: funcs.ID("xdp_tx_clean"),
+		cXCall: sim.Time(c.XmitCall), cXPkt: sim.Time(c.XmitPkt), cClean: sim.Time(c.Clean)}
+	if cfg.WirePPS > 0 {
+		m.wire = float64(sim.Second) / cfg.WirePPS
+	}
+	return m
+}
+
+// Enqueue is bq_enqueue: the frame joins rxCPU's bulk queue, which is sent
+// when it holds Bulk frames.
+func (m *Map) Enqueue(w *sim.Work, rxCPU, _ int, p pkt.Packet) {
+	b := &m.bq[rxCPU]
+	b.frames = append(b.frames, p)
+	if len(b.frames) >= m.cfg.Bulk {
+		m.xmit(w, rxCPU)
+	}
+}
+
+// Flush is __dev_flush at xdp_do_flush: send what the bulk queue holds.
+func (m *Map) Flush(w *sim.Work, rxCPU int) {
+	if len(m.bq[rxCPU].frames) > 0 {
+		m.xmit(w, rxCPU)
+	}
+}
+
+// xmit is bq_xmit_all -> ndo_xdp_xmit: each frame takes a descriptor of the
+// CPU's egress ring if one is free at the step's clock, else it is
+// returned at once and counted as a devmap_xmit drop. A sent frame leaves
+// the wire at the line rate; its buffer goes back to its RX queue at the
+// first transmit after that (the TX clean of the next poll).
+func (m *Map) xmit(w *sim.Work, rxCPU int) {
+	b := &m.bq[rxCPU]
+	r := &m.tx[rxCPU]
+	now := w.Now()
+	r.complete(now, m.rel)
+	m.Xmits++
+	w.Add(m.fnXmit, m.cXCall)
+	for _, p := range b.frames {
+		if m.cfg.Ring > 0 && r.inFlight() >= m.cfg.Ring {
+			m.Dropped++
+			m.led.Drop(pkt.DevmapXmit, 1)
+			m.rel(p.Queue, 1)
+			continue
+		}
+		w.Add(m.fnXmit, m.cXPkt)
+		w.Add(m.fnClean, m.cClean)
+		m.wireFree = max(float64(now), m.wireFree) + m.wire
+		r.depart = append(r.depart, onRing{sim.Time(math.Ceil(m.wireFree)), p.Queue})
+		m.Sent++
+		m.led.Deliver(pkt.Redirected, 1)
+	}
+	b.frames = b.frames[:0]
+}
+
+// complete takes the frames that left the wire by now off the ring and
+// returns their buffers.
+func (r *txRing) complete(now sim.Time, rel Releaser) {
+	for r.head < len(r.depart) && r.depart[r.head].at <= now {
+		rel(r.depart[r.head].q, 1)
+		r.head++
+	}
+	if r.head == len(r.depart) {
+		r.depart, r.head = r.depart[:0], 0
+	} else if r.head > 1024 {
+		r.depart = append(r.depart[:0], r.depart[r.head:]...)
+		r.head = 0
+	}
+}
+
+func (r *txRing) inFlight() int { return len(r.depart) - r.head }
+
+// Queued is the frames waiting in bulk queues (frames put on an egress
+// ring are counted as redirected when they are sent).
+func (m *Map) Queued() int {
+	n := 0
+	for i := range m.bq {
+		n += len(m.bq[i].frames)
+	}
+	return n
+}
