@@ -17,9 +17,8 @@
 package devmap
 
 import (
-	"math"
-
 	"github.com/rxsim/rxsim/models/pkt"
+	"github.com/rxsim/rxsim/models/xdp"
 	"github.com/rxsim/rxsim/sim"
 )
 
@@ -52,16 +51,11 @@ type Map struct {
 	cfg Config
 	led *pkt.Ledger
 	rel Releaser
-	bq  []bulkQueue // per RX CPU
-	tx  []txRing    // the egress XDP TX ring of each RX CPU
+	bq  []bulkQueue   // per RX CPU
+	tx  []*xdp.TxRing // the egress XDP TX ring of each RX CPU, on one wire
 
 	fnXmit, fnClean       sim.FuncID
 	cXCall, cXPkt, cClean sim.Time
-	wire                  float64 // ns on the wire per frame
-	// wireFree (ns) is when the egress wire has sent every frame posted so
-	// far: the device's rings share it (the NIC serves its TX queues in
-	// turn, approximated as in the order frames were posted).
-	wireFree float64
 
 	// Stats.
 	Xmits   uint64 // bq_xmit_all calls
@@ -71,28 +65,18 @@ type Map struct {
 
 type bulkQueue struct{ frames []pkt.Packet }
 
-// txRing holds the frames on the ring, oldest first, by departure time.
-type txRing struct {
-	depart []onRing
-	head   int
-}
-
-type onRing struct {
-	at sim.Time
-	q  uint16
-}
-
 // New returns a devmap entry for ncpus redirecting CPUs.
 func New(cfg Config, c Costs, ncpus int, led *pkt.Ledger, rel Releaser, funcs *sim.Funcs) *Map {
 	if cfg.Bulk <= 0 {
 		cfg.Bulk = BulkSize
 	}
 	m := &Map{cfg: cfg, led: led, rel: rel,
-		bq: make([]bulkQueue, ncpus), tx: make([]txRing, ncpus),
+		bq:     make([]bulkQueue, ncpus),
 		fnXmit: funcs.ID("ndo_xdp_xmit"), fnClean: funcs.ID("xdp_tx_clean"),
 		cXCall: sim.Time(c.XmitCall), cXPkt: sim.Time(c.XmitPkt), cClean: sim.Time(c.Clean)}
-	if cfg.WirePPS > 0 {
-		m.wire = float64(sim.Second) / cfg.WirePPS
+	wire := xdp.NewWire(cfg.WirePPS)
+	for range ncpus {
+		m.tx = append(m.tx, xdp.NewTxRing(cfg.Ring, wire))
 	}
 	return m
 }
@@ -121,13 +105,13 @@ func (m *Map) Flush(w *sim.Work, rxCPU int) {
 // first transmit after that (the TX clean of the next poll).
 func (m *Map) xmit(w *sim.Work, rxCPU int) {
 	b := &m.bq[rxCPU]
-	r := &m.tx[rxCPU]
+	r := m.tx[rxCPU]
 	now := w.Now()
-	r.complete(now, m.rel)
+	r.Complete(now, m.rel)
 	m.Xmits++
 	w.Add(m.fnXmit, m.cXCall)
 	for _, p := range b.frames {
-		if m.cfg.Ring > 0 && r.inFlight() >= m.cfg.Ring {
+		if !r.Post(now, p.Queue) {
 			m.Dropped++
 			m.led.Drop(pkt.DevmapXmit, 1)
 			m.rel(p.Queue, 1)
@@ -135,30 +119,11 @@ func (m *Map) xmit(w *sim.Work, rxCPU int) {
 		}
 		w.Add(m.fnXmit, m.cXPkt)
 		w.Add(m.fnClean, m.cClean)
-		m.wireFree = max(float64(now), m.wireFree) + m.wire
-		r.depart = append(r.depart, onRing{sim.Time(math.Ceil(m.wireFree)), p.Queue})
 		m.Sent++
 		m.led.Deliver(pkt.Redirected, 1)
 	}
 	b.frames = b.frames[:0]
 }
-
-// complete takes the frames that left the wire by now off the ring and
-// returns their buffers.
-func (r *txRing) complete(now sim.Time, rel Releaser) {
-	for r.head < len(r.depart) && r.depart[r.head].at <= now {
-		rel(r.depart[r.head].q, 1)
-		r.head++
-	}
-	if r.head == len(r.depart) {
-		r.depart, r.head = r.depart[:0], 0
-	} else if r.head > 1024 {
-		r.depart = append(r.depart[:0], r.depart[r.head:]...)
-		r.head = 0
-	}
-}
-
-func (r *txRing) inFlight() int { return len(r.depart) - r.head }
 
 // Queued is the frames waiting in bulk queues (frames put on an egress
 // ring are counted as redirected when they are sent).

@@ -256,6 +256,8 @@ func (h *Host) buildNIC() {
 	if refill == 0 {
 		refill = s.NIC.RingSize / 2
 	}
+	// XDP_TX leaves by the device's own wire, from one XDP TX ring per queue
+	wire := xdp.NewWire(p.LineRateGbps.V * 1e9 / 8 / float64(max(s.Traffic.PktSize, 1)+int(p.WireOverhead.V)))
 	for i := 0; i < s.NIC.Queues; i++ {
 		cpu := s.NIC.IRQAffinity[i%len(s.NIC.IRQAffinity)]
 		pollCPU := cpu // where the driver poll and XDP run: the IRQ CPU, or the NAPI thread's
@@ -264,6 +266,9 @@ func (h *Host) buildNIC() {
 		}
 		ring := nic.NewRxRing(s.NIC.RingSize, h.Demux.Feed(i), &h.Ledger, 0)
 		hook := xdp.NewHook(h.Prog, pollCPU, xc, &h.Ledger, h.Funcs)
+		if h.Prog != nil {
+			hook.Tx, hook.Release = xdp.NewTxRing(s.NIC.RingSize, wire), h.release
+		}
 		itr := nic.NewITR(p.Driver, s.NIC.AdaptiveITR, s.NIC.ITRUsecs, p.LineRateGbps.V)
 		qc := nic.QueueConfig{Index: i, Driver: p.Driver, RefillBatch: refill, ITR: itr, IRQJitter: s.Noise.IRQJitter}
 		if s.Noise.IRQJitter > 0 {

@@ -1,7 +1,9 @@
 // Package xdp models XDP programs as a verdict chosen per packet by a rule
 // (all packets, by flow, or by fraction) plus a per-packet cost, and the
 // driver-side handling of each verdict: DROP recycles the buffer in place,
-// TX queues the frame on the XDP TX ring with one tail write per poll,
+// TX queues the frame on the queue's XDP TX ring (TxRing: held until the
+// device's wire has sent it and a poll's TX clean frees it; xdp_tx_err when
+// full) with one tail write per poll,
 // REDIRECT converts to an xdp_frame and bulk-enqueues to a redirect target
 // (the cpumap, or a devmap entry: package devmap) with xdp_do_flush at the
 // end of the poll, PASS hands the packet to the stack (build_skb and

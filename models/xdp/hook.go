@@ -34,7 +34,12 @@ type Hook struct {
 	Redir Redirector
 	Stack Stack
 	Led   *pkt.Ledger
-	rxCPU int
+	// Tx is the queue's XDP TX ring (nil: XDP_TX frames are finished at
+	// once); Release returns the buffers of completed frames to their RX
+	// queue.
+	Tx      *TxRing
+	Release func(q uint16, n int)
+	rxCPU   int
 
 	fnRet, fnTx, fnRedir, fnFlush sim.FuncID
 	cRet, cTxPkt, cTxCall         sim.Time
@@ -45,6 +50,7 @@ type Hook struct {
 	// Stats.
 	RxPackets   uint64
 	TxFrames    uint64
+	TxErrors    uint64 // XDP_TX frames that found the TX ring full
 	Redirects   uint64
 	Passed      uint64
 	Dropped     uint64
@@ -87,11 +93,18 @@ func (h *Hook) Rx(w *sim.Work, p pkt.Packet) bool {
 		}
 		return false
 	case TX:
+		if h.Tx != nil && !h.Tx.Post(w.Now(), p.Queue) {
+			// ring full: *_xmit_xdp_tx_ring fails, the frame is recycled
+			w.Add(h.fnRet, h.cRet)
+			h.TxErrors++
+			h.Led.Drop(pkt.XDPTxErr, 1)
+			return false
+		}
 		w.Add(h.fnTx, h.cTxPkt)
 		h.TxFrames++
 		h.txPending = true
 		h.Led.Deliver(pkt.XDPTx, 1)
-		return false
+		return h.Tx != nil // the buffer stays on the TX ring until it is cleaned
 	case Redirect:
 		w.Add(h.fnRedir, h.cRedir)
 		h.Redirects++
@@ -118,9 +131,14 @@ func (h *Hook) pass(w *sim.Work, p pkt.Packet) bool {
 	return true
 }
 
-// Finalize is the end-of-poll XDP work: xdp_do_flush if anything was
-// redirected, one XDP_TX tail write if anything was transmitted.
+// Finalize is the end-of-poll XDP work: the TX clean of the XDP TX ring
+// (frames that left the wire give their buffers back), xdp_do_flush if
+// anything was redirected, one XDP_TX tail write if anything was
+// transmitted.
 func (h *Hook) Finalize(w *sim.Work) {
+	if h.Tx != nil {
+		h.Tx.Complete(w.Now(), h.Release) // the poll's TX clean
+	}
 	if h.redirPending {
 		h.redirPending = false
 		w.Add(h.fnFlush, h.cFlush)

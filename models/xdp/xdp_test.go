@@ -1,6 +1,7 @@
 package xdp_test
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -245,6 +246,44 @@ func TestHookNoProgram(t *testing.T) {
 	h.Finalize(&w)
 	if w.Total() != 0 || h.Passed != 10 || led.Delivered[pkt.ToStack] != 10 {
 		t.Errorf("cost %d passed %d stack %d; want 0 10 10", w.Total(), h.Passed, led.Delivered[pkt.ToStack])
+	}
+	modeltest.Conservation(t, &led)
+}
+
+// TestHookTxRing: with an XDP TX ring of 4 on a wire of one frame per
+// 100 ns, XDP_TX frames hold their RX buffers until the TX clean at the end
+// of a poll that runs after they left; a frame that finds the ring full is
+// recycled and counted as xdp_tx_err. Poll 1 (6 frames from 0 ns): 4 are
+// posted (they leave at about 100..400 ns), 2 dropped; its clean at 50 ns
+// frees none. Poll 2, 1 us later (2 frames): the ring is still full until
+// this poll's clean, so both are dropped; the clean frees the 4. Poll 3
+// (1 frame): posted, and still on the wire at its clean.
+func TestHookTxRing(t *testing.T) {
+	funcs := sim.NewFuncs()
+	var led pkt.Ledger
+	prog := xdp.NewProgram("tx", xdp.All{V: xdp.TX}, 3, funcs)
+	h := xdp.NewHook(prog, 0, hookCosts, &led, funcs)
+	released := 0
+	h.Tx, h.Release = xdp.NewTxRing(4, xdp.NewWire(1e7)), func(_ uint16, n int) { released += n }
+	var w sim.Work
+	var held, rel []int
+	for i, n := range []int{6, 2, 1} {
+		if i == 1 {
+			w.Add(funcs.ID("gap"), sim.Microsecond)
+		}
+		hh := 0
+		for range n {
+			led.Offer(1)
+			if h.Rx(&w, modeltest.Packet(0, 0, 60)) {
+				hh++
+			}
+		}
+		h.Finalize(&w)
+		held, rel = append(held, hh), append(rel, released)
+	}
+	if fmt.Sprint(held, rel) != "[4 0 1] [0 4 4]" || h.TxErrors != 4 || led.Dropped[pkt.XDPTxErr] != 4 || h.Tx.InFlight() != 1 {
+		t.Errorf("held %v released %v (cumulative), tx errors %d, ledger %d, in flight %d; want [4 0 1] [0 4 4], 4, 4, 1",
+			held, rel, h.TxErrors, led.Dropped[pkt.XDPTxErr], h.Tx.InFlight())
 	}
 	modeltest.Conservation(t, &led)
 }
