@@ -9,8 +9,10 @@
 //
 // What is modelled of a CPU: a non-preemptible hard-IRQ class, a softirq class
 // that preempts threads, and a thread class under a fair scheduler
-// (vruntime-ordered, with a base slice and wake-up placement, after CFS/EEVDF
-// in kernel/sched/fair.c). A higher class that becomes ready on a busy CPU
+// (vruntime-ordered, with a base slice, wake-up placement and either CFS's
+// wake-up granularity or EEVDF's eligibility rule for wake-up preemption,
+// after kernel/sched/fair.c; with or without IRQ time in a thread's
+// runtime, CONFIG_IRQ_TIME_ACCOUNTING). A higher class that becomes ready on a busy CPU
 // delays the running item's completion by exactly the time it takes.
 // Left out: SMT siblings, caches shared between CPUs, frequency scaling,
 // C-state exit latencies, NUMA.
