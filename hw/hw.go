@@ -98,6 +98,9 @@ type CostProfile struct {
 	Description string  `toml:"description"`
 	CPU         string  `toml:"cpu"`
 	GHz         float64 `toml:"ghz"`
+	// Cores is the machine's online CPU count, which scales the scheduler's
+	// tunables (0: the scenario's CPUs).
+	Cores int `toml:"cores"`
 	// Noise is the default cost noise (used with noise.profile).
 	Noise NoiseDefaults `toml:"noise"`
 	// Costs by kernel function name, e.g. "driver_rx".
@@ -111,6 +114,7 @@ type Profile struct {
 	CostName string
 	CPU      string
 	GHz      float64
+	Cores    int
 	Noise    NoiseDefaults
 	Costs    map[string]Cost
 }
@@ -206,7 +210,7 @@ func Load(name, costs string) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Profile{Name: np.Name, NIC: np.NIC, CostName: cp.Name, CPU: cp.CPU, GHz: cp.GHz, Noise: cp.Noise, Costs: cp.Costs}, nil
+	return &Profile{Name: np.Name, NIC: np.NIC, CostName: cp.Name, CPU: cp.CPU, GHz: cp.GHz, Cores: cp.Cores, Noise: cp.Noise, Costs: cp.Costs}, nil
 }
 
 // LoadCosts returns the built-in cost profile name.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math/bits"
 	"math/rand/v2"
 )
 
@@ -81,11 +82,16 @@ func (t *Thread) CPU() *CPU { return t.cpu }
 // Sched is the fair scheduler's tunables.
 type Sched struct {
 	// BaseSlice is how long a thread runs before another runnable thread gets
-	// the CPU (sysctl_sched_base_slice, 0.75 ms since v6.6 EEVDF).
+	// the CPU (sysctl_sched_base_slice, 0.75 ms since v6.6 EEVDF; CFS's
+	// sched_min_granularity has the same value).
 	BaseSlice Time
 	// WakeupCredit limits how far behind min_vruntime a waking thread is
 	// placed (CFS place_entity; half the 6 ms sched_latency).
 	WakeupCredit Time
+	// WakeupGran is CFS's sysctl_sched_wakeup_granularity (1 ms): with
+	// EEVDF off, a woken thread preempts only when it is more than this
+	// behind the current one. 0 takes BaseSlice.
+	WakeupGran Time
 	// IRQTime is CONFIG_IRQ_TIME_ACCOUNTING: hard-IRQ and softirq time is
 	// kept out of the interrupted thread's runtime. Without it (the Kconfig
 	// default) update_rq_clock_task advances clock_task by the whole
@@ -97,14 +103,28 @@ type Sched struct {
 	// with pick_eevdf): the woken thread preempts at the current thread's
 	// next preemption point when it is eligible (vruntime at or below the
 	// queue's average) and the current one is not, whatever the gap. Off is
-	// CFS's rule: only a woken thread more than BaseSlice (the wake-up
-	// granularity) behind the current one preempts it.
+	// CFS's rule: only a woken thread more than WakeupGran behind the
+	// current one preempts it.
 	EEVDF bool
 }
 
-// DefaultSched returns the kernel's defaults.
+// DefaultSched returns the kernel's defaults as written in
+// kernel/sched/fair.c, before the CPU-count scaling (ScaledSched).
 func DefaultSched() Sched {
-	return Sched{BaseSlice: 750 * Microsecond, WakeupCredit: 3 * Millisecond, EEVDF: true}
+	return Sched{BaseSlice: 750 * Microsecond, WakeupCredit: 3 * Millisecond, WakeupGran: Millisecond, EEVDF: true}
+}
+
+// ScaledSched returns DefaultSched with the tunables scaled for ncpus
+// CPUs as the kernel does at boot (update_sysctl with the default
+// SCHED_TUNABLESCALING_LOG: factor 1 + ilog2(min(ncpus, 8))): base slice,
+// wake-up granularity and the sleeper credit (half of sched_latency).
+func ScaledSched(ncpus int) Sched {
+	f := Time(bits.Len(uint(min(max(ncpus, 1), 8)))) // 1 + ilog2(n)
+	s := DefaultSched()
+	s.BaseSlice *= f
+	s.WakeupCredit *= f
+	s.WakeupGran *= f
+	return s
 }
 
 type slot struct {
@@ -320,7 +340,7 @@ func (c *CPU) place(t *Thread) {
 			if avg := c.avgVruntime(t); t.vruntime <= avg && cur.vruntime > avg {
 				c.resched = true
 			}
-		} else if t.vruntime+c.sched.BaseSlice < cur.vruntime {
+		} else if t.vruntime+c.wakeupGran() < cur.vruntime {
 			c.resched = true
 		}
 	}
@@ -333,6 +353,13 @@ func (c *CPU) enqueue(t *Thread) {
 		t.queued = true
 		c.runq = append(c.runq, t)
 	}
+}
+
+func (c *CPU) wakeupGran() Time {
+	if c.sched.WakeupGran > 0 {
+		return c.sched.WakeupGran
+	}
+	return c.sched.BaseSlice
 }
 
 // avgVruntime is EEVDF's avg_vruntime with woken thread t queued: the mean

@@ -353,7 +353,7 @@ func TestAtomicDefersSwitch(t *testing.T) {
 
 // TestWakeupPreempt: a woken thread b with vruntime 0.4 ms while a runs
 // 100 us steps from 0 (its vruntime is 0.5 ms from its step at 0.4 ms).
-// CFS: b is within a BaseSlice (the wake-up granularity) of a, so it waits
+// CFS: b is within the wake-up granularity (1 ms) of a, so it waits
 // for the end of a's turn, 8 steps, at 0.8 ms. EEVDF: the average of the
 // two is 0.45 ms; b is eligible (at or below it) and a is not, so b
 // preempts a at its step end, 0.5 ms.
@@ -774,5 +774,20 @@ func TestIRQTimeAccounting(t *testing.T) {
 			}
 			eqTimes(t, "softirq", append(soft.starts, soft.ends...), us(50), us(350))
 		})
+	}
+}
+
+// TestScaledSched: the tunables grow with 1 + ilog2(min(ncpus, 8)), as
+// update_sysctl scales them at boot (SCHED_TUNABLESCALING_LOG).
+func TestScaledSched(t *testing.T) {
+	for _, c := range []struct {
+		ncpus int
+		slice Time
+	}{{1, us(750)}, {2, us(1500)}, {6, us(2250)}, {8, us(3000)}, {64, us(3000)}} {
+		s := ScaledSched(c.ncpus)
+		f := c.slice / us(750)
+		if s.BaseSlice != c.slice || s.WakeupGran != f*Millisecond || s.WakeupCredit != f*3*Millisecond {
+			t.Errorf("%d CPUs: %+v, want slice %v and the others x%d", c.ncpus, s, c.slice, f)
+		}
 	}
 }

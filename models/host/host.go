@@ -107,7 +107,7 @@ func (h *Host) buildCPUs() {
 	h.napiCosts = napi.NewCosts(h.Funcs, h.Cost("net_rx_action").Call, h.Cost("napi_poll").Call,
 		h.Cost("napi_complete_done").Call, h.costOr("timer_tick", 0))
 	for i := 0; i < s.CPUs; i++ {
-		sched := sim.DefaultSched()
+		sched := sim.ScaledSched(max(h.Profile.Cores, s.CPUs))
 		sched.IRQTime = s.Kernel.IRQTimeAccounting
 		sched.EEVDF = s.Kernel.Sched == "eevdf"
 		c := sim.NewCPU(i, h.Eng, h.Acct, sched)
