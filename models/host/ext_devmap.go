@@ -4,14 +4,14 @@ import (
 	"fmt"
 
 	"github.com/rxsim/rxsim/hw"
-	"github.com/rxsim/rxsim/models/devmap"
+	"github.com/rxsim/rxsim/models/xdp"
 )
 
 // DevmapExt is the devmap entry of redirect-map as a host Extension: the
 // xdp_devmap_xmit counters (sent, drops, bulk per ndo_xdp_xmit call) in
 // Result.Extra["devmap"].
 type DevmapExt struct {
-	Map    *devmap.Map
+	Map    *xdp.Devmap
 	Egress string // egress NIC profile
 	snap   [3]uint64
 }
@@ -58,7 +58,7 @@ func (h *Host) buildDevmap() error {
 	if eg.NIC.LineRateGbps.V <= 0 || name == "veth" {
 		return fmt.Errorf("host: xdp.egress %q: want a NIC profile with a line rate (ixgbe, i40e)", name)
 	}
-	var c devmap.Costs
+	var c xdp.DevmapCosts
 	for _, x := range []struct {
 		fn  string
 		dst *float64
@@ -76,8 +76,8 @@ func (h *Host) buildDevmap() error {
 	}
 	frame := float64(s.Traffic.PktSize) + eg.NIC.WireOverhead.V // FCS, preamble, SFD, IFG
 	wire := eg.NIC.LineRateGbps.V * 1e9 / 8 / frame
-	m := devmap.New(devmap.Config{Ring: int(eg.NIC.RingSize.V), WirePPS: wire}, c, len(h.CPUs), &h.Ledger,
-		devmap.Releaser(h.release), h.Funcs)
+	m := xdp.NewDevmap(xdp.DevmapConfig{Ring: int(eg.NIC.RingSize.V), WirePPS: wire}, c, len(h.CPUs), &h.Ledger,
+		h.release, h.Funcs)
 	for _, q := range h.Queues {
 		q.Hook.Redir = m
 	}

@@ -5,7 +5,7 @@
 // device's wire has sent it and a poll's TX clean frees it; xdp_tx_err when
 // full) with one tail write per poll,
 // REDIRECT converts to an xdp_frame and bulk-enqueues to a redirect target
-// (the cpumap, or a devmap entry: package devmap) with xdp_do_flush at the
+// (the cpumap, or a devmap entry: Devmap, devmap.go) with xdp_do_flush at the
 // end of the poll, PASS hands the packet to the stack (build_skb and
 // napi_gro_receive).
 //
@@ -13,7 +13,7 @@
 // xdp_redirect_cpumap.bpf.c): no-touch (first CPU), touch, round-robin,
 // l4-hash (hash of the flow over the CPU list).
 // Kernel files followed: the drivers' *_run_xdp and *_finalize_xdp_rx,
-// net/core/filter.c (xdp_do_redirect, xdp_do_flush). Left out: program
+// net/core/filter.c (xdp_do_redirect, xdp_do_flush), kernel/bpf/devmap.c. Left out: program
 // contents (only their cost), XDP multi-buffer, xskmap targets,
 // metadata.
 package xdp

@@ -1,39 +1,39 @@
-package devmap_test
+package xdp_test
 
 import (
 	"testing"
 
-	"github.com/rxsim/rxsim/models/devmap"
 	"github.com/rxsim/rxsim/models/modeltest"
 	"github.com/rxsim/rxsim/models/pkt"
+	"github.com/rxsim/rxsim/models/xdp"
 	"github.com/rxsim/rxsim/sim"
 )
 
-type step func(w *sim.Work)
+type irqStep func(w *sim.Work)
 
-func (f step) Run(_ sim.Time, w *sim.Work) { f(w) }
-func (f step) Done(sim.Time) bool          { return false }
+func (f irqStep) Run(_ sim.Time, w *sim.Work) { f(w) }
+func (f irqStep) Done(sim.Time) bool          { return false }
 
-var costs = devmap.Costs{XmitCall: 80, XmitPkt: 10, Clean: 20}
+var devmapCosts = xdp.DevmapCosts{XmitCall: 80, XmitPkt: 10, Clean: 20}
 
 // bed is a one-CPU harness with a devmap entry whose releases are counted.
-type bed struct {
+type devmapBed struct {
 	h        *modeltest.Harness
-	m        *devmap.Map
+	m        *xdp.Devmap
 	released int
 }
 
-func newBed(cfg devmap.Config) *bed {
-	b := &bed{h: modeltest.New(modeltest.Config{CPUs: 1})}
-	b.m = devmap.New(cfg, costs, 1, &b.h.Led, func(_ uint16, n int) { b.released += n }, b.h.Funcs)
+func newDevmapBed(cfg xdp.DevmapConfig) *devmapBed {
+	b := &devmapBed{h: modeltest.New(modeltest.Config{CPUs: 1})}
+	b.m = xdp.NewDevmap(cfg, devmapCosts, 1, &b.h.Led, func(_ uint16, n int) { b.released += n }, b.h.Funcs)
 	return b
 }
 
 // poll enqueues n frames in one hard-IRQ step at t and, if flush, ends it
 // with xdp_do_flush (the end of a NAPI poll).
-func (b *bed) poll(t sim.Time, n int, flush bool) {
+func (b *devmapBed) poll(t sim.Time, n int, flush bool) {
 	b.h.Eng.Schedule(t, sim.HandlerFunc(func(sim.Time, int64) {
-		b.h.CPUs[0].RaiseIRQ(step(func(w *sim.Work) {
+		b.h.CPUs[0].RaiseIRQ(irqStep(func(w *sim.Work) {
 			b.h.Led.Offer(n)
 			for i := 0; i < n; i++ {
 				b.m.Enqueue(w, 0, 0, modeltest.Packet(t, 0, 60))
@@ -45,7 +45,7 @@ func (b *bed) poll(t sim.Time, n int, flush bool) {
 	}), 0)
 }
 
-func (b *bed) fn(name string) sim.Time { return b.h.Acct.ByFunc[0][b.h.Funcs.ID(name)] }
+func (b *devmapBed) fn(name string) sim.Time { return b.h.Acct.ByFunc[0][b.h.Funcs.ID(name)] }
 
 // Frames are sent in bulks of 16 and the rest at the flush; each call pays
 // the tail write once, each frame a descriptor and its completion; a frame's
@@ -54,7 +54,7 @@ func (b *bed) fn(name string) sim.Time { return b.h.Acct.ByFunc[0][b.h.Funcs.ID(
 func TestDevmap(t *testing.T) {
 	for _, c := range []struct {
 		name                 string
-		cfg                  devmap.Config
+		cfg                  xdp.DevmapConfig
 		polls                [][2]int // (time in us, frames); each poll flushes
 		xmits, sent, dropped uint64
 		released, queued     int
@@ -63,18 +63,18 @@ func TestDevmap(t *testing.T) {
 		// 40 frames: 16 + 16 at bq_enqueue, 8 at the flush. A second poll
 		// at 100 us (after the 40 frames left a 10 Mpps wire at 4 us)
 		// returns their 40 buffers; its own 2 are still on the ring.
-		{"bulks of 16, completion", devmap.Config{Ring: 512, WirePPS: 10e6}, [][2]int{{0, 40}, {100, 2}},
+		{"bulks of 16, completion", xdp.DevmapConfig{Ring: 512, WirePPS: 10e6}, [][2]int{{0, 40}, {100, 2}},
 			4, 42, 0, 40, 0, 4*80 + 42*10, 42 * 20},
 		// A ring of 8 on a wire of one frame per 10 us: the first bulk of 16
 		// fills it with 8, the other 8 are dropped and returned at once.
-		{"ring full", devmap.Config{Ring: 8, WirePPS: 1e5}, [][2]int{{0, 16}},
+		{"ring full", xdp.DevmapConfig{Ring: 8, WirePPS: 1e5}, [][2]int{{0, 16}},
 			1, 8, 8, 8, 0, 80 + 8*10, 8 * 20},
 		// No flush: frames short of a bulk stay in the bulk queue.
-		{"partial bulk waits", devmap.Config{Ring: 512, WirePPS: 10e6}, nil,
+		{"partial bulk waits", xdp.DevmapConfig{Ring: 512, WirePPS: 10e6}, nil,
 			1, 16, 0, 0, 4, 80 + 16*10, 16 * 20},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			b := newBed(c.cfg)
+			b := newDevmapBed(c.cfg)
 			if c.polls == nil {
 				b.poll(0, 20, false)
 			}

@@ -1,5 +1,6 @@
-// Package devmap models XDP_REDIRECT into a BPF_MAP_TYPE_DEVMAP entry: the
-// per-CPU bulk queue of DEV_MAP_BULK_SIZE frames (bq_enqueue), its flush
+package xdp
+
+// This file models XDP_REDIRECT into a BPF_MAP_TYPE_DEVMAP entry: the per-CPU bulk queue of DEV_MAP_BULK_SIZE frames (bq_enqueue), its flush
 // into the egress driver's ndo_xdp_xmit when full and at xdp_do_flush
 // (__dev_flush -> bq_xmit_all), the egress XDP TX ring of each redirecting
 // CPU, which the device's one wire drains at its line rate, and the TX
@@ -14,45 +15,41 @@
 // with the transmit on the redirecting CPU (the egress queue's NAPI runs
 // there when its IRQ is affine to the same CPU, as in the kernel's
 // one-queue-per-CPU XDP TX rings).
-package devmap
 
 import (
 	"github.com/rxsim/rxsim/models/pkt"
-	"github.com/rxsim/rxsim/models/xdp"
 	"github.com/rxsim/rxsim/sim"
 )
 
-// BulkSize is DEV_MAP_BULK_SIZE (kernel/bpf/devmap.c).
-const BulkSize = 16
+// DevmapBulkSize is DEV_MAP_BULK_SIZE (kernel/bpf/devmap.c).
+const DevmapBulkSize = 16
 
-// Config describes the egress device.
-type Config struct {
+// DevmapConfig describes a devmap entry's egress device.
+type DevmapConfig struct {
 	// Ring is the egress XDP TX ring size (descriptors).
 	Ring int
 	// WirePPS is the egress line rate in frames per second for the
 	// frame size sent (0: unlimited).
 	WirePPS float64
-	// Bulk is the bulk queue size (0: BulkSize).
+	// Bulk is the bulk queue size (0: DevmapBulkSize).
 	Bulk int
 }
 
-// Costs are the devmap and egress-driver costs (ns).
-type Costs struct {
+// DevmapCosts are the devmap and egress-driver costs (ns).
+type DevmapCosts struct {
 	XmitCall float64 // bq_xmit_all + ndo_xdp_xmit per call, with the tail write
 	XmitPkt  float64 // ndo_xdp_xmit per frame: dma_map + descriptor write
 	Clean    float64 // TX completion per frame: descriptor clean + xdp_return_frame
 }
 
-// Releaser returns n buffers to RX queue q when their frames are freed.
-type Releaser func(q uint16, n int)
-
-// Map is one devmap entry (the egress device), used by every RX CPU.
-type Map struct {
-	cfg Config
+// Devmap is one BPF_MAP_TYPE_DEVMAP entry (the egress device) as a
+// Redirector, used by every RX CPU.
+type Devmap struct {
+	cfg DevmapConfig
 	led *pkt.Ledger
-	rel Releaser
-	bq  []bulkQueue   // per RX CPU
-	tx  []*xdp.TxRing // the egress XDP TX ring of each RX CPU, on one wire
+	rel func(q uint16, n int)
+	bq  []bulkQueue // per RX CPU
+	tx  []*TxRing   // the egress XDP TX ring of each RX CPU, on one wire
 
 	fnXmit, fnClean       sim.FuncID
 	cXCall, cXPkt, cClean sim.Time
@@ -65,25 +62,26 @@ type Map struct {
 
 type bulkQueue struct{ frames []pkt.Packet }
 
-// New returns a devmap entry for ncpus redirecting CPUs.
-func New(cfg Config, c Costs, ncpus int, led *pkt.Ledger, rel Releaser, funcs *sim.Funcs) *Map {
+// NewDevmap returns a devmap entry for ncpus redirecting CPUs; rel returns
+// the buffers of freed frames to their RX queue.
+func NewDevmap(cfg DevmapConfig, c DevmapCosts, ncpus int, led *pkt.Ledger, rel func(q uint16, n int), funcs *sim.Funcs) *Devmap {
 	if cfg.Bulk <= 0 {
-		cfg.Bulk = BulkSize
+		cfg.Bulk = DevmapBulkSize
 	}
-	m := &Map{cfg: cfg, led: led, rel: rel,
+	m := &Devmap{cfg: cfg, led: led, rel: rel,
 		bq:     make([]bulkQueue, ncpus),
 		fnXmit: funcs.ID("ndo_xdp_xmit"), fnClean: funcs.ID("xdp_tx_clean"),
 		cXCall: sim.Time(c.XmitCall), cXPkt: sim.Time(c.XmitPkt), cClean: sim.Time(c.Clean)}
-	wire := xdp.NewWire(cfg.WirePPS)
+	wire := NewWire(cfg.WirePPS)
 	for range ncpus {
-		m.tx = append(m.tx, xdp.NewTxRing(cfg.Ring, wire))
+		m.tx = append(m.tx, NewTxRing(cfg.Ring, wire))
 	}
 	return m
 }
 
 // Enqueue is bq_enqueue: the frame joins rxCPU's bulk queue, which is sent
 // when it holds Bulk frames.
-func (m *Map) Enqueue(w *sim.Work, rxCPU, _ int, p pkt.Packet) {
+func (m *Devmap) Enqueue(w *sim.Work, rxCPU, _ int, p pkt.Packet) {
 	b := &m.bq[rxCPU]
 	b.frames = append(b.frames, p)
 	if len(b.frames) >= m.cfg.Bulk {
@@ -92,7 +90,7 @@ func (m *Map) Enqueue(w *sim.Work, rxCPU, _ int, p pkt.Packet) {
 }
 
 // Flush is __dev_flush at xdp_do_flush: send what the bulk queue holds.
-func (m *Map) Flush(w *sim.Work, rxCPU int) {
+func (m *Devmap) Flush(w *sim.Work, rxCPU int) {
 	if len(m.bq[rxCPU].frames) > 0 {
 		m.xmit(w, rxCPU)
 	}
@@ -103,7 +101,7 @@ func (m *Map) Flush(w *sim.Work, rxCPU int) {
 // returned at once and counted as a devmap_xmit drop. A sent frame leaves
 // the wire at the line rate; its buffer goes back to its RX queue at the
 // first transmit after that (the TX clean of the next poll).
-func (m *Map) xmit(w *sim.Work, rxCPU int) {
+func (m *Devmap) xmit(w *sim.Work, rxCPU int) {
 	b := &m.bq[rxCPU]
 	r := m.tx[rxCPU]
 	now := w.Now()
@@ -127,10 +125,12 @@ func (m *Map) xmit(w *sim.Work, rxCPU int) {
 
 // Queued is the frames waiting in bulk queues (frames put on an egress
 // ring are counted as redirected when they are sent).
-func (m *Map) Queued() int {
+func (m *Devmap) Queued() int {
 	n := 0
 	for i := range m.bq {
 		n += len(m.bq[i].frames)
 	}
 	return n
 }
+
+var _ Redirector = (*Devmap)(nil)
