@@ -1,6 +1,7 @@
 package xdp
 
-// This file models XDP_REDIRECT into a BPF_MAP_TYPE_DEVMAP entry: the per-CPU bulk queue of DEV_MAP_BULK_SIZE frames (bq_enqueue), its flush
+// This file models XDP_REDIRECT into a BPF_MAP_TYPE_DEVMAP entry: the
+// per-CPU bulk queue of DEV_MAP_BULK_SIZE frames (bq_enqueue), its flush
 // into the egress driver's ndo_xdp_xmit when full and at xdp_do_flush
 // (__dev_flush -> bq_xmit_all), the egress XDP TX ring of each redirecting
 // CPU, which the device's one wire drains at its line rate, and the TX
@@ -14,7 +15,10 @@ package xdp
 // (BPF_F_BROADCAST), and where TX completion runs: its cost is charged
 // with the transmit on the redirecting CPU (the egress queue's NAPI runs
 // there when its IRQ is affine to the same CPU, as in the kernel's
-// one-queue-per-CPU XDP TX rings).
+// one-queue-per-CPU XDP TX rings). Buffers of frames that left the wire
+// are returned at the ring's next transmit, so while a ring is full its
+// frames keep their RX pages and the RX queue's refill needs new ones
+// (§2.4), as in the kernel.
 
 import (
 	"github.com/rxsim/rxsim/models/pkt"
