@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/rxsim/rxsim/models/host"
 )
@@ -41,7 +42,7 @@ func Names(ms ...Metrics) []string {
 //	cpumap.<field>, udp.<field>, latency_us.<p50|p90|p99|mean>  sections of later models, when present
 //	goodput_gbps transactions_per_sec acks_per_sec              TCP (netperf figures), when present
 //	tcp.<field>, gro.<field>, gro.flush.<reason>                TCP and GRO detail (flushes per second)
-//	extra.<key>                                                 numeric values of Result.Extra
+//	extra.<key>, extra.<section>.<key>                          numeric values of Result.Extra and of its sections
 //	ledger.imbalance                                            offered − delivered − dropped − queued (0 when packets are conserved)
 //
 // WallSeconds is left out: it is not a property of the simulation.
@@ -109,16 +110,26 @@ func (m Metrics) ext(r *host.Result) {
 		m.set("latency_us.mean", l.Mean)
 	}
 	m.tcp(r)
-	for _, k := range host.Names(r.Extra) {
-		switch v := r.Extra[k].(type) {
+	m.extra("extra.", r.Extra)
+}
+
+// extra sets the numeric values of an Extra map under prefix, and those of
+// its sections (maps one level down, such as extra.devmap.xmit_pps).
+func (m Metrics) extra(prefix string, x map[string]any) {
+	for _, k := range host.Names(x) {
+		switch v := x[k].(type) {
 		case float64:
-			m.set("extra."+k, v)
+			m.set(prefix+k, v)
 		case int:
-			m.set("extra."+k, float64(v))
+			m.set(prefix+k, float64(v))
 		case int64:
-			m.set("extra."+k, float64(v))
+			m.set(prefix+k, float64(v))
 		case uint64:
-			m.set("extra."+k, float64(v))
+			m.set(prefix+k, float64(v))
+		case map[string]any:
+			if strings.Count(prefix, ".") < 2 {
+				m.extra(prefix+k+".", v)
+			}
 		}
 	}
 }

@@ -326,3 +326,24 @@ func TestTableGolden(t *testing.T) {
 		t.Errorf("table differs from %s (go test -update rewrites it):\n%s", path, b.String())
 	}
 }
+
+// FromResult flattens Result.Extra's numbers and its sections' numbers
+// (one level down), and nothing that is not a number.
+func TestFromResultExtra(t *testing.T) {
+	r := &host.Result{}
+	r.Extra = map[string]any{
+		"flat":   2.5,
+		"devmap": map[string]any{"xmit_pps": 10.0, "egress": "i40e", "deep": map[string]any{"x": 1.0}},
+	}
+	m := FromResult(r)
+	for k, want := range map[string]float64{"extra.flat": 2.5, "extra.devmap.xmit_pps": 10} {
+		if got, ok := m[k]; !ok || got != want {
+			t.Errorf("%s = %v (present %v), want %v", k, got, ok, want)
+		}
+	}
+	for _, k := range []string{"extra.devmap.egress", "extra.devmap.deep.x"} {
+		if _, ok := m[k]; ok {
+			t.Errorf("%s is set; want only numbers, two levels deep", k)
+		}
+	}
+}
