@@ -78,6 +78,7 @@ func (h *Host) buildDevmap() error {
 	wire := eg.NIC.LineRateGbps.V * 1e9 / 8 / frame
 	m := xdp.NewDevmap(xdp.DevmapConfig{Ring: int(eg.NIC.RingSize.V), WirePPS: wire}, c, len(h.CPUs), &h.Ledger,
 		h.release, h.Funcs)
+	m.SetClean(h.Eng)
 	for _, q := range h.Queues {
 		q.Hook.Redir = m
 	}

@@ -34,8 +34,11 @@ func TestDevmapRedirect(t *testing.T) {
 				}
 				return
 			}
+			// xmit counts frames posted (as xdp_devmap_xmit does); over 10 ms
+			// they differ from those on the wire by the change in the rings'
+			// occupancy, at most 2 x 512 frames (0.7 %)
 			const line = 10e9 / 8 / 84 // 64 B frames on 10G
-			if math.Abs(xmit-line) > 0.002*line || drops == 0 || r.Drops["devmap_xmit"] == 0 {
+			if math.Abs(xmit-line) > 0.01*line || drops == 0 || r.Drops["devmap_xmit"] == 0 {
 				t.Errorf("xmit %.0f/s, devmap drops %.0f/s; want the 10G line rate %.0f and drops", xmit, drops, line)
 			}
 		})

@@ -268,6 +268,7 @@ func (h *Host) buildNIC() {
 		hook := xdp.NewHook(h.Prog, pollCPU, xc, &h.Ledger, h.Funcs)
 		if h.Prog != nil {
 			hook.Tx, hook.Release = xdp.NewTxRing(s.NIC.RingSize, wire), h.release
+			hook.Tx.SetClean(h.Eng, h.release)
 		}
 		itr := nic.NewITR(p.Driver, s.NIC.AdaptiveITR, s.NIC.ITRUsecs, p.LineRateGbps.V)
 		qc := nic.QueueConfig{Index: i, Driver: p.Driver, RefillBatch: refill, ITR: itr, IRQJitter: s.Noise.IRQJitter}

@@ -125,6 +125,15 @@ func (m *Devmap) xmit(w *sim.Work, rxCPU int) {
 		m.led.Deliver(pkt.Redirected, 1)
 	}
 	b.frames = b.frames[:0]
+	r.Arm()
+}
+
+// SetClean lets the egress rings clean themselves when no transmit comes
+// (TxRing.SetClean).
+func (m *Devmap) SetClean(eng *sim.Engine) {
+	for _, r := range m.tx {
+		r.SetClean(eng, m.rel)
+	}
 }
 
 // Queued is the frames waiting in bulk queues (frames put on an egress

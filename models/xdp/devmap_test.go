@@ -50,11 +50,13 @@ func (b *devmapBed) fn(name string) sim.Time { return b.h.Acct.ByFunc[0][b.h.Fun
 // Frames are sent in bulks of 16 and the rest at the flush; each call pays
 // the tail write once, each frame a descriptor and its completion; a frame's
 // buffer goes back to the RX queue at the first transmit after it left the
-// wire; a full ring returns frames at once as devmap_xmit drops.
+// wire (or, with SetClean, once it has left); a full ring returns frames at
+// once as devmap_xmit drops.
 func TestDevmap(t *testing.T) {
 	for _, c := range []struct {
 		name                 string
 		cfg                  xdp.DevmapConfig
+		clean                bool     // SetClean: the TX interrupt's clean
 		polls                [][2]int // (time in us, frames); each poll flushes
 		xmits, sent, dropped uint64
 		released, queued     int
@@ -63,18 +65,25 @@ func TestDevmap(t *testing.T) {
 		// 40 frames: 16 + 16 at bq_enqueue, 8 at the flush. A second poll
 		// at 100 us (after the 40 frames left a 10 Mpps wire at 4 us)
 		// returns their 40 buffers; its own 2 are still on the ring.
-		{"bulks of 16, completion", xdp.DevmapConfig{Ring: 512, WirePPS: 10e6}, [][2]int{{0, 40}, {100, 2}},
+		{"bulks of 16, completion", xdp.DevmapConfig{Ring: 512, WirePPS: 10e6}, false, [][2]int{{0, 40}, {100, 2}},
 			4, 42, 0, 40, 0, 4*80 + 42*10, 42 * 20},
+		// The same with the TX interrupt's clean: no later poll is needed,
+		// all 42 buffers come back once their frames have left.
+		{"TX interrupt clean", xdp.DevmapConfig{Ring: 512, WirePPS: 10e6}, true, [][2]int{{0, 40}, {100, 2}},
+			4, 42, 0, 42, 0, 4*80 + 42*10, 42 * 20},
 		// A ring of 8 on a wire of one frame per 10 us: the first bulk of 16
 		// fills it with 8, the other 8 are dropped and returned at once.
-		{"ring full", xdp.DevmapConfig{Ring: 8, WirePPS: 1e5}, [][2]int{{0, 16}},
+		{"ring full", xdp.DevmapConfig{Ring: 8, WirePPS: 1e5}, false, [][2]int{{0, 16}},
 			1, 8, 8, 8, 0, 80 + 8*10, 8 * 20},
 		// No flush: frames short of a bulk stay in the bulk queue.
-		{"partial bulk waits", xdp.DevmapConfig{Ring: 512, WirePPS: 10e6}, nil,
+		{"partial bulk waits", xdp.DevmapConfig{Ring: 512, WirePPS: 10e6}, false, nil,
 			1, 16, 0, 0, 4, 80 + 16*10, 16 * 20},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := newDevmapBed(c.cfg)
+			if c.clean {
+				b.m.SetClean(b.h.Eng)
+			}
 			if c.polls == nil {
 				b.poll(0, 20, false)
 			}

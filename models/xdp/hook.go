@@ -138,6 +138,7 @@ func (h *Hook) pass(w *sim.Work, p pkt.Packet) bool {
 func (h *Hook) Finalize(w *sim.Work) {
 	if h.Tx != nil {
 		h.Tx.Complete(w.Now(), h.Release) // the poll's TX clean
+		h.Tx.Arm()
 	}
 	if h.redirPending {
 		h.redirPending = false

@@ -25,12 +25,17 @@ func NewWire(pps float64) *Wire {
 
 // TxRing is one XDP TX ring (of a CPU, or of an RX queue for XDP_TX): a
 // frame holds a descriptor and its RX buffer until it has left the wire;
-// the TX clean of a later poll returns the buffer.
+// the TX clean of a later poll returns the buffer, or, with SetClean, the
+// TX interrupt's clean when no poll comes first.
 type TxRing struct {
 	Size   int // descriptors (0: unlimited)
 	wire   *Wire
 	frames []onRing
 	head   int
+
+	eng   *sim.Engine
+	rel   func(q uint16, n int)
+	armed bool
 }
 
 type onRing struct {
@@ -54,6 +59,29 @@ func (r *TxRing) Complete(now sim.Time, rel func(q uint16, n int)) {
 		r.frames = append(r.frames[:0], r.frames[r.head:]...)
 		r.head = 0
 	}
+}
+
+// SetClean makes the ring clean itself when its newest frame has left the
+// wire, if no poll did (the TX completion interrupt and its NAPI poll, at
+// no CPU cost here: the clean is charged with the transmit); rel returns
+// the buffers.
+func (r *TxRing) SetClean(eng *sim.Engine, rel func(q uint16, n int)) { r.eng, r.rel = eng, rel }
+
+// Arm schedules the clean for the newest frame's departure (once until it
+// fires). Callers arm after posting.
+func (r *TxRing) Arm() {
+	if r.eng == nil || r.armed || r.InFlight() == 0 {
+		return
+	}
+	r.armed = true
+	r.eng.Schedule(r.frames[len(r.frames)-1].at, r, 0)
+}
+
+// Fire implements sim.Handler: the TX clean.
+func (r *TxRing) Fire(now sim.Time, _ int64) {
+	r.armed = false
+	r.Complete(now, r.rel)
+	r.Arm()
 }
 
 // InFlight is the frames on the ring (posted, not yet completed).
