@@ -193,6 +193,13 @@ type Stack struct {
 	// seen in perf on the validation machine's 6.18 kernel); false: the
 	// reader frees it (the kernels of §9).
 	UDPDeferFree bool `toml:"udp_defer_free"`
+	// BusyRead is net.core.busy_read in microseconds (sk_ll_usec of every
+	// socket, as SO_BUSY_POLL sets it per socket): a reader that finds its
+	// socket empty busy-polls the socket's NAPI for that long before it
+	// sleeps (napi_busy_loop, BUSY_POLL_BUDGET 8 per poll; §5.7). 0 = off.
+	// NIC devices only; skbs built by a cpumap kthread carry no NAPI id,
+	// so readers behind redirect-cpu do not busy-poll.
+	BusyRead int `toml:"busy_read"`
 }
 
 // App configures the application reading the socket(s).

@@ -138,6 +138,13 @@ func (s *Spec) validate() error {
 		func() error { return rangeInt("gro.max_size", s.GRO.MaxSize, 1500, 524280) },
 		func() error { return rangeInt("stack.rcvbuf", s.Stack.Rcvbuf, 2048, 1<<30) },
 		func() error { return rangeInt("stack.skb_defer_max", s.Stack.SkbDeferMax, 0, 1<<20) },
+		func() error { return rangeInt("stack.busy_read", s.Stack.BusyRead, 0, 1<<20) },
+		func() error {
+			if s.Stack.BusyRead > 0 && s.HW == "veth" {
+				return ferr("stack.busy_read", "not modelled for hw veth, expected a NIC (ixgbe, i40e)")
+			}
+			return nil
+		},
 		func() error {
 			if s.Stack.RawDrop && s.HW == "veth" {
 				return ferr("stack.raw_drop", "not modelled for hw veth, expected a NIC (ixgbe, i40e)")

@@ -6,6 +6,7 @@ import (
 	"github.com/rxsim/rxsim/models/backlog"
 	"github.com/rxsim/rxsim/models/cpumap"
 	"github.com/rxsim/rxsim/models/gro"
+	"github.com/rxsim/rxsim/models/napi"
 	"github.com/rxsim/rxsim/models/stack"
 	"github.com/rxsim/rxsim/sim"
 )
@@ -53,6 +54,9 @@ func StackLayer(h *Host) error {
 	if x.Backlog.RPS() {
 		x.Stack.RPS = x.Backlog
 	}
+	if err := h.busyPoll(x.Stack); err != nil {
+		return err
+	}
 	h.buildSockets(x)
 	gc, err := h.groCosts()
 	if err != nil {
@@ -67,6 +71,8 @@ func StackLayer(h *Host) error {
 		d := stack.NewDriverRx(x.Stack, cpu, h.groConfig(), gc, h.Funcs)
 		q.Hook.Stack = d
 		q.NAPI.GRO = &stack.NAPIGRO{E: d.GRO, Jiffy: jiffy}
+		hook := q.Hook
+		q.NAPI.OnPollCPU = func(c int) { d.SetCPU(c); hook.SetRxCPU(c) } // a busy poller's CPU, and back
 		x.Drivers = append(x.Drivers, d)
 	}
 	h.Ext = append(h.Ext, x)
@@ -78,6 +84,32 @@ func StackLayer(h *Host) error {
 	if s.XDP.Program == "redirect-map" {
 		return h.buildDevmap()
 	}
+	return nil
+}
+
+// busyPoll turns on busy polling of the sockets (stack.busy_read): a
+// socket's NAPI is that of the RX queue its last skb came from, except
+// behind a cpumap, whose skbs carry no NAPI id.
+func (h *Host) busyPoll(st *stack.Stack) error {
+	usec := h.Spec.Stack.BusyRead
+	if usec <= 0 {
+		return nil
+	}
+	c, err := h.Profile.CostOf("napi_busy_loop")
+	if err != nil {
+		return fmt.Errorf("host: stack.busy_read: %w", err)
+	}
+	var napiOf func(q uint16) *napi.NAPI
+	if h.Spec.XDP.Program != "redirect-cpu" {
+		napiOf = func(q uint16) *napi.NAPI {
+			if int(q) < len(h.Queues) {
+				return h.Queues[q].NAPI
+			}
+			return nil
+		}
+	}
+	st.EnableBusyPoll(stack.BusyPoll{Read: sim.Time(usec) * sim.Microsecond, Iter: c.Call, NAPIOf: napiOf, Funcs: h.Funcs})
+	h.Ext = append(h.Ext, &BusyPollExt{h: h, st: st})
 	return nil
 }
 

@@ -85,6 +85,11 @@ func TCPLayer(h *Host) error {
 	if err := x.buildTCP(); err != nil {
 		return err
 	}
+	// a segment pushed now arrives no sooner than the wire's delay: a busy
+	// poller may spin that far ahead of the ring's known arrivals
+	for _, q := range h.Queues {
+		q.PushLead = sim.Time(s.Traffic.WireDelay.Nanoseconds())
+	}
 	w.OnPush = func(hash uint32, wasEmpty bool) {
 		if wasEmpty || len(h.Queues) > 1 {
 			h.Queues[h.Demux.QueueOf(hash)].Kick()

@@ -56,6 +56,20 @@ type Ext struct {
 	CPUTotalPercent float64    `json:"cpu_total_percent,omitempty"`
 	TCP             *TCPResult `json:"tcp,omitempty"`
 	GRO             *GROResult `json:"gro,omitempty"`
+	BusyPoll        *BusyPoll  `json:"busy_poll,omitempty"`
+}
+
+// BusyPoll is the readers' busy polling (stack.busy_read): sk_busy_loop
+// calls and those that ended without data, the napi->poll calls the busy
+// pollers made and the packets they took (TcpExt BusyPollRxPackets), and
+// the time spent spinning, in percent of one CPU.
+type BusyPoll struct {
+	ReadUS         int     `json:"busy_read_us"`
+	LoopsPerSec    float64 `json:"loops_per_sec"`
+	TimeoutsPerSec float64 `json:"timeouts_per_sec"`
+	PollsPerSec    float64 `json:"polls_per_sec"`
+	RxPPS          float64 `json:"rx_pps"`
+	SpinPercent    float64 `json:"spin_percent"`
 }
 
 // TCPResult is the TCP layer's detail (rates per second).

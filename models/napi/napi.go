@@ -32,6 +32,9 @@ type GROFlusher interface {
 	FlushOld(w *sim.Work, jiffy sim.Time, all bool)
 	// Held reports whether packets are held (timeout applies only then).
 	Held() bool
+	// NormalList delivers the gro_normal list alone (gro_normal_list:
+	// napi_busy_loop after each poll, busy_poll_stop before a reschedule).
+	NormalList(w *sim.Work)
 }
 
 // Config is a NAPI instance's configuration.
@@ -51,11 +54,23 @@ type NAPI struct {
 	poller  Poller
 	GRO     GROFlusher
 	softnet *Softnet
-	thread  *sim.Thread
-	costs   *Costs
+	// home is the softnet of the NAPI's IRQ CPU; softnet differs from it
+	// while a busy poller's reschedule has put the NAPI on the poller's
+	// CPU (busy_poll_stop's __napi_schedule), until it completes.
+	home *Softnet
+	// OnPollCPU, if set, is told the CPU that runs the NAPI's polls when
+	// it changes (a busy poller on another CPU, and back): the driver's
+	// skb build and XDP run on the polling CPU.
+	OnPollCPU func(cpu int)
+	pollCPU   int
+	thread    *sim.Thread
+	costs     *Costs
 
 	sched  bool
 	missed bool
+	// inBusy is NAPI_STATE_IN_BUSY_POLL: a busy poller owns the NAPI
+	// (BusyLoop), and napi_complete_done leaves it scheduled.
+	inBusy bool
 	// onList is true while the NAPI is on a poll list.
 	onList bool
 
@@ -70,6 +85,10 @@ type NAPI struct {
 	Completes  uint64
 	Schedules  uint64
 	TimerFires uint64
+	// BusyPolls and BusyPackets count napi->poll calls by busy pollers
+	// and the packets they took (LINUX_MIB_BUSYPOLLRXPACKETS).
+	BusyPolls   uint64
+	BusyPackets uint64
 }
 
 // New returns a NAPI polled by p, running in the softirq of sn (or in its
@@ -78,7 +97,35 @@ func New(cfg Config, p Poller, sn *Softnet) *NAPI {
 	if cfg.Weight <= 0 {
 		cfg.Weight = NAPIPollWeight
 	}
-	return &NAPI{cfg: cfg, poller: p, softnet: sn, costs: sn.costs}
+	return &NAPI{cfg: cfg, poller: p, softnet: sn, home: sn, costs: sn.costs, pollCPU: sn.cpu.ID}
+}
+
+// setPollCPU records the CPU that runs the polls and tells OnPollCPU.
+func (n *NAPI) setPollCPU(cpu int) {
+	if cpu == n.pollCPU {
+		return
+	}
+	n.pollCPU = cpu
+	if n.OnPollCPU != nil {
+		n.OnPollCPU(cpu)
+	}
+}
+
+// release is the end of a scheduled period (SCHED cleared): the NAPI goes
+// back to its IRQ CPU's softnet.
+func (n *NAPI) release() {
+	n.sched = false
+	n.softnet = n.home
+	n.setPollCPU(n.homeCPU())
+}
+
+// homeCPU is the CPU that polls the NAPI when no busy poller has it: its
+// thread's, or its IRQ CPU's softirq.
+func (n *NAPI) homeCPU() int {
+	if n.thread != nil {
+		return n.thread.CPU().ID
+	}
+	return n.home.cpu.ID
 }
 
 // Name returns the NAPI's name.
@@ -100,6 +147,7 @@ func (n *NAPI) Thread() *sim.Thread { return n.thread }
 // (/sys/class/net/DEV/threaded = 1).
 func (n *NAPI) SetThreaded(cpu *sim.CPU) {
 	n.thread = cpu.NewThread("napi/"+n.cfg.Name, "napi", &threadedPoll{n: n})
+	n.pollCPU = cpu.ID
 }
 
 // Schedule is napi_schedule: set SCHED and put the NAPI on the poll list of
@@ -123,6 +171,9 @@ func (n *NAPI) Schedule() {
 // must not re-enable its IRQ (deferred hard IRQs with gro_flush_timeout, or
 // MISSED set so the NAPI was rescheduled).
 func (n *NAPI) CompleteDone(w *sim.Work, work int) bool {
+	if n.inBusy {
+		return false // the busy poller's busy_poll_stop completes it
+	}
 	w.Add(n.costs.fnComplete, n.costs.complete)
 	n.Completes++
 	var timeout sim.Time
@@ -147,7 +198,7 @@ func (n *NAPI) CompleteDone(w *sim.Work, work int) bool {
 			n.GRO.FlushAll(w)
 		}
 	}
-	n.sched = false
+	n.release()
 	if n.missed {
 		n.missed = false
 		n.Schedule()

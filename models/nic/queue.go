@@ -43,6 +43,12 @@ type Queue struct {
 	cIRQ, cRxCall, cRxPkt         sim.Time
 	cRefCall, cRefPkt, cPage      sim.Time
 
+	// PushLead is the least time between a closed-loop source deciding to
+	// send and the frame's arrival (its wire's propagation delay; Never for
+	// open-loop sources, whose feed already knows every arrival): NextWork
+	// looks no further ahead than that.
+	PushLead sim.Time
+
 	irqEnabled bool
 	lastIRQ    sim.Time
 	irqGen     int64
@@ -67,7 +73,7 @@ func NewQueue(cfg QueueConfig, ring *RxRing, hook *xdp.Hook, cpu *sim.CPU, c Cos
 		fnRefill: funcs.ID("driver_refill"), fnPage: funcs.ID("page_alloc"),
 		cIRQ: sim.Time(c.IRQ), cRxCall: sim.Time(c.RxCall), cRxPkt: sim.Time(c.RxPkt),
 		cRefCall: sim.Time(c.RefillCall), cRefPkt: sim.Time(c.RefillPk), cPage: sim.Time(c.PageAlloc),
-		lastIRQ: -1 << 40,
+		lastIRQ: -1 << 40, PushLead: sim.Never,
 	}
 	if q.cfg.RefillBatch <= 0 {
 		q.cfg.RefillBatch = ring.Size() / 2
@@ -214,6 +220,22 @@ func (q *Queue) Release(n int) {
 	if q.Inflight < 0 {
 		q.Inflight = 0
 	}
+}
+
+var _ napi.Horizoner = (*Queue)(nil)
+
+// NextWork implements napi.Horizoner for a busy poller: a poll finds work
+// once a descriptor is filled; no frame can arrive before the ring's next
+// known arrival, nor, from a closed-loop source, before PushLead from now.
+func (q *Queue) NextWork(now sim.Time) sim.Time {
+	if q.Ring.Cleaned() >= q.cfg.RefillBatch {
+		return now // the poll has a refill to do
+	}
+	a := q.Ring.NextArrival()
+	if q.PushLead < sim.Never-now {
+		a = min(a, now+q.PushLead)
+	}
+	return a
 }
 
 // IRQEnabled reports whether the vector is unmasked.

@@ -25,6 +25,7 @@ type App struct {
 	cCall  sim.Time
 	cPkt   sim.Time
 	cByte  float64
+	busy   *busyRead // sk_busy_loop in __skb_recv_udp (nil: off)
 
 	// Stats.
 	Calls uint64
@@ -41,6 +42,7 @@ func NewApp(sk *Socket, cpu *sim.CPU, batch int, hist *Histogram, funcs *sim.Fun
 	a := &App{sk: sk, batch: max(batch, 1), hist: hist, fnRecv: funcs.ID("recvmsg"), fnCsum: funcs.ID("skb_copy_and_csum_datagram"),
 		cCall: ns(c.RecvmsgCall), cPkt: ns(c.RecvmsgPkt), cByte: c.RecvmsgByte}
 	a.th = cpu.NewThread("udp_sink/"+strconv.Itoa(sk.ID), "app", a)
+	a.busy = sk.u.st.newBusyRead(cpu)
 	sk.reader = a
 	sk.sleeping = true
 	return a
@@ -56,7 +58,14 @@ func (a *App) wake() { a.th.CPU().Wake(a.th) }
 func (a *App) Run(now sim.Time, w *sim.Work) {
 	sk := a.sk
 	st := sk.u.st
+	if a.busy.active() {
+		a.busy.step(w, sk.readable)
+		return
+	}
 	avail := sk.n
+	if avail > 0 {
+		a.busy.read()
+	}
 	for calls := 0; calls < MaxCallsPerStep && avail > 0; calls++ {
 		a.Calls++
 		w.Add(a.fnRecv, a.cCall)
@@ -88,8 +97,11 @@ func (a *App) Run(now sim.Time, w *sim.Work) {
 // Done implements sim.Task: keep reading while the socket has data, else
 // sleep until sk_data_ready wakes the thread.
 func (a *App) Done(now sim.Time) bool {
-	if a.sk.n > 0 {
+	if a.busy.active() || a.sk.n > 0 {
 		return true
+	}
+	if a.busy.begin(now) {
+		return true // the next recvmsg finds the queue empty: sk_busy_loop
 	}
 	a.sk.sleeping = true
 	return false

@@ -39,6 +39,10 @@ func (d *DriverRx) Receive(w *sim.Work, p pkt.Packet) {
 	d.GRO.Receive(w, p)
 }
 
+// SetCPU moves the path to the CPU that polls the queue (a busy poller's,
+// napi.NAPI.OnPollCPU): skbs are built and delivered there.
+func (d *DriverRx) SetCPU(cpu int) { d.cpu = cpu }
+
 // DeliverList implements gro.Deliverer: gro_normal_list.
 func (d *DriverRx) DeliverList(w *sim.Work, skbs []pkt.Packet) { d.st.ReceiveList(w, d.cpu, skbs) }
 
@@ -71,6 +75,9 @@ func (g *NAPIGRO) FlushOld(w *sim.Work, _ sim.Time, all bool) {
 	}
 	g.E.NormalList(w)
 }
+
+// NormalList implements napi.GROFlusher: gro_normal_list alone.
+func (g *NAPIGRO) NormalList(w *sim.Work) { g.E.NormalList(w) }
 
 // Held implements napi.GROFlusher.
 func (g *NAPIGRO) Held() bool { return g.E.HasHeld() }

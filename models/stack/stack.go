@@ -99,6 +99,8 @@ type Stack struct {
 	// every UDP skb is dropped at ip_rcv's PREROUTING hook.
 	RawDropUDP bool
 	l4         [2]L4Receiver
+	busy       BusyPoll
+	busyReads  []*busyRead
 
 	fnRecv, fnIP, fnBuild, fnRaw, fnCsum, fnFree sim.FuncID
 	cRecvCall, cRecvPkt                          sim.Time

@@ -119,6 +119,9 @@ func (t *TCP) InitialWindow() uint32 {
 func (sk *TCPSocket) rcv(w *sim.Work, cpu *sim.CPU, p pkt.Packet) {
 	t := sk.t
 	segs := p.WireSegs()
+	if sk.app != nil {
+		sk.app.busy.mark(p.Queue) // sk_mark_napi_id
+	}
 	if p.Payload == 0 {
 		t.st.Led.Deliver(pkt.ToStack, segs) // a pure ACK: consumed by tcp_ack
 		t.st.Release(p.Queue, segs)
@@ -370,8 +373,9 @@ func (d *delackIRQ) Done(now sim.Time) bool { return false }
 // step (which goes on through the backlog, see Run), sleeping when the
 // socket is empty.
 type TCPApp struct {
-	sk *TCPSocket
-	th *sim.Thread
+	sk   *TCPSocket
+	th   *sim.Thread
+	busy *busyRead // sk_busy_loop (nil: busy polling off)
 }
 
 var _ sim.Task = (*TCPApp)(nil)
@@ -380,8 +384,15 @@ func newTCPApp(sk *TCPSocket, cpu *sim.CPU) *TCPApp {
 	a := &TCPApp{sk: sk}
 	name := "netserver/"
 	a.th = cpu.NewThread(name+strconv.Itoa(int(sk.flow)), "app", a)
+	a.busy = sk.t.st.newBusyRead(cpu)
 	sk.sleeping = true
 	return a
+}
+
+// readable reports whether the reader has something to do at time at: skbs
+// on the backlog, or an skb queued by then.
+func (sk *TCPSocket) readable(at sim.Time) bool {
+	return len(sk.backlog) > 0 || (sk.n > 0 && sk.q[sk.head].at <= at)
 }
 
 // Thread returns the application thread.
@@ -392,6 +403,12 @@ func (a *TCPApp) Thread() *sim.Thread { return a.th }
 func (a *TCPApp) Run(now sim.Time, w *sim.Work) {
 	sk := a.sk
 	t := sk.t
+	if a.busy.active() {
+		// sk_busy_loop, before lock_sock: the socket is not owned, so
+		// what the loop's polls receive goes to the receive queue
+		a.busy.step(w, sk.readable)
+		return
+	}
 	// lock_sock, after the idle exit and the switch in; the socket is owned
 	// until the step ends (Done), preemption included
 	sk.ownedFrom, sk.ownedUntil = w.Now(), sim.Never
@@ -401,6 +418,7 @@ func (a *TCPApp) Run(now sim.Time, w *sim.Work) {
 	}
 	w.Add(t.fnRecv, t.cRecvCall)
 	t.Stats.Reads++
+	a.busy.read()
 	copied := sk.copyOut(w, t.cfg.ReadSize)
 	// tcp_recvmsg_locked: with the receive queue copied out, the call
 	// runs what arrived on the backlog meanwhile (__sk_flush_backlog) and
@@ -551,9 +569,15 @@ func (sk *TCPSocket) releaseBacklog(w *sim.Work) {
 // Data queued by a step whose clock is ahead wakes it at that time.
 func (a *TCPApp) Done(now sim.Time) bool {
 	sk := a.sk
+	if a.busy.active() {
+		return true // a busy-poll step: the socket was not locked
+	}
 	sk.ownedUntil = now // release_sock
-	if len(sk.backlog) > 0 || (sk.n > 0 && sk.q[sk.head].at <= now) {
+	if sk.readable(now) {
 		return true // release_sock runs the backlog before the thread can sleep
+	}
+	if a.busy.begin(now) {
+		return true // the next tcp_recvmsg finds the queue empty: sk_busy_loop
 	}
 	sk.sleeping = true
 	if sk.n > 0 && !sk.wakeArmed && sk.t.eng != nil {

@@ -165,12 +165,17 @@ func (sk *Socket) enqueue(w *sim.Work, cpu int, p pkt.Packet) {
 		u.st.Led.Deliver(pkt.ToSocket, segs)
 		return
 	}
+	sk.reader.busy.mark(p.Queue) // sk_mark_napi_id
 	if sk.sleeping {
 		sk.sleeping = false
 		w.Add(u.wake.of(sk.reader.th.CPU().ID == cpu))
 		sk.reader.wake()
 	}
 }
+
+// readable reports whether datagrams are queued (the time is that of the
+// queue's last change: UDP skbs are queued at once).
+func (sk *Socket) readable(sim.Time) bool { return sk.n > 0 }
 
 // pop dequeues the oldest skb (the reader's __skb_recv_udp) and uncharges it.
 func (sk *Socket) pop() pkt.Packet {

@@ -69,6 +69,10 @@ func NewHook(prog *Program, rxCPU int, c Costs, led *pkt.Ledger, funcs *sim.Func
 	}
 }
 
+// SetRxCPU moves the hook to the CPU that polls the queue (a busy
+// poller's, napi.NAPI.OnPollCPU).
+func (h *Hook) SetRxCPU(cpu int) { h.rxCPU = cpu }
+
 // RxCPU returns the CPU the queue's driver poll (and XDP) runs on.
 func (h *Hook) RxCPU() int { return h.rxCPU }
 

@@ -1,0 +1,114 @@
+package napi_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/rxsim/rxsim/models/modeltest"
+	"github.com/rxsim/rxsim/models/napi"
+	"github.com/rxsim/rxsim/models/pkt"
+	"github.com/rxsim/rxsim/sim"
+)
+
+// TestBusyLoop drives napi_busy_loop by hand on a NAPI of CPU 0 from a
+// reader on CPU 1 (fake device, 10 ns per packet, free NAPI costs, a busy
+// loop iteration of 25 ns): which polls run, with what budget and on which
+// CPU, what napi_complete_done returns, and where the NAPI is scheduled
+// after busy_poll_stop.
+func TestBusyLoop(t *testing.T) {
+	cases := []struct {
+		name    string
+		pending int
+		// irqBefore: the IRQ scheduled the NAPI before the loop (its
+		// softirq on CPU 0 owns it); irqDuring: an IRQ fires while the
+		// loop owns it (napi_schedule_prep fails, MISSED is set).
+		irqBefore, irqDuring bool
+		// want: polls as (work, complete) in order; the CPUs OnPollCPU was
+		// told; softirq invocations per CPU after running the engine.
+		wantWork     []int
+		wantComplete []bool
+		wantCPUs     []int
+		wantActions  [2]uint64
+		wantMisses   uint64
+	}{
+		{name: "idle NAPI taken, stop completes it", pending: 5,
+			wantWork: []int{5, 0}, wantComplete: []bool{false, true}, wantCPUs: []int{1, 0}},
+		{name: "IRQ while owned only sets MISSED", pending: 3, irqDuring: true,
+			wantWork: []int{3, 0}, wantComplete: []bool{false, true}, wantCPUs: []int{1, 0}},
+		{name: "scheduled by its IRQ: the loop spins", pending: 4, irqBefore: true,
+			wantWork: []int{4}, wantComplete: []bool{true}, wantActions: [2]uint64{1, 0}, wantMisses: 1},
+		{name: "full final poll: rescheduled on the poller's CPU", pending: 20,
+			wantWork: []int{8, 8, 4}, wantComplete: []bool{false, false, true}, wantCPUs: []int{1, 0}, wantActions: [2]uint64{0, 1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := modeltest.New(modeltest.Config{CPUs: 2, NAPI: costs})
+			var led pkt.Ledger
+			var log []pollRec
+			d := newDev("d1", c.pending, 10, h.Funcs, &led, h.Softnet[0], &log)
+			n := napi.New(napi.Config{Name: "d1"}, d, h.Softnet[0])
+			var cpus []int
+			n.OnPollCPU = func(cpu int) { cpus = append(cpus, cpu) }
+			b := napi.NewBusyLoop(h.Softnet[1], h.Funcs, 25)
+			if c.irqBefore {
+				// a 1000 ns hard IRQ at 0 schedules the NAPI; its softirq
+				// polls it at IRQ exit, after the loop's iteration at 500
+				at(h.Eng, 0, func() { h.CPUs[0].RaiseIRQ(&slowIRQ{f: n.Schedule, d: 1000, fn: h.Funcs.ID("irq")}) })
+			}
+			at(h.Eng, 500, func() {
+				var w sim.Work
+				b.Iterate(&w, n)
+				if c.irqDuring {
+					n.Schedule()
+					if !n.Scheduled() || n.Schedules != 0 {
+						t.Errorf("IRQ during the loop: scheduled %v, schedules %d; want still owned, no schedule", n.Scheduled(), n.Schedules)
+					}
+				}
+				if w.Total() != 25+sim.Time(min(c.pending, napi.BusyPollBudget))*10*btoi[sim.Time](b.Owns()) {
+					t.Errorf("iteration cost %d", w.Total())
+				}
+				b.Stop(&w)
+			})
+			h.Run(sim.Millisecond)
+			var work []int
+			var complete []bool
+			for _, r := range log {
+				work, complete = append(work, r.work), append(complete, r.complete)
+			}
+			if !slices.Equal(work, c.wantWork) || !slices.Equal(complete, c.wantComplete) {
+				t.Errorf("polls (work %v, complete %v), want (%v, %v)", work, complete, c.wantWork, c.wantComplete)
+			}
+			if !slices.Equal(cpus, c.wantCPUs) {
+				t.Errorf("poll CPUs %v, want %v", cpus, c.wantCPUs)
+			}
+			if got := [2]uint64{h.Softnet[0].RxActions, h.Softnet[1].RxActions}; got != c.wantActions {
+				t.Errorf("net_rx_action per CPU %v, want %v", got, c.wantActions)
+			}
+			if b.Misses != c.wantMisses || n.Scheduled() || n.Softnet() != h.Softnet[0] {
+				t.Errorf("misses %d (want %d), scheduled %v, softnet CPU %d; want idle on CPU 0",
+					b.Misses, c.wantMisses, n.Scheduled(), n.Softnet().CPU().ID)
+			}
+			if busy := min(c.pending, 2*napi.BusyPollBudget) * btoi[int](c.wantMisses == 0); n.BusyPackets != uint64(busy) {
+				t.Errorf("BusyPackets %d, want %d", n.BusyPackets, busy)
+			}
+			modeltest.Conservation(t, &led, d)
+		})
+	}
+}
+
+// slowIRQ is a hard IRQ of d ns that runs f at its start.
+type slowIRQ struct {
+	f  func()
+	d  sim.Time
+	fn sim.FuncID
+}
+
+func (q *slowIRQ) Run(_ sim.Time, w *sim.Work) { q.f(); w.Add(q.fn, q.d) }
+func (q *slowIRQ) Done(sim.Time) bool          { return false }
+
+func btoi[T ~int | ~int64](b bool) T {
+	if b {
+		return 1
+	}
+	return 0
+}
