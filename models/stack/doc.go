@@ -25,6 +25,10 @@
 //     with one recvmsg (or recvmmsg of App.Batch) per call, per-call and
 //     per-byte copy cost, and competes with softirq and kthreads on its CPU
 //     under the fair scheduler.
+//   - With busy polling on (Stack.EnableBusyPoll, net.core.busy_read), a
+//     reader that finds its socket empty runs sk_busy_loop on the NAPI of
+//     the RX queue its last skb came from (napi.BusyLoop) until data comes
+//     or sk_ll_usec has passed, before it sleeps.
 //   - Latency from wire arrival to the end of the application's read is
 //     kept in a log-linear histogram (see Histogram for the percentile
 //     definition).
@@ -36,9 +40,9 @@
 //
 // IPv6, IP options and fragments, netfilter, routing other than local
 // delivery, ICMP generation (icmp_send is rate-limited and only its check is
-// costed), UDP GRO and encapsulation, socket filters, SO_BUSY_POLL, memory
-// pressure (udp_mem), and skb_attempt_defer_free for UDP (a UDP reader frees
-// its skbs itself; TCP defers them, see tcp.go). The
+// costed), UDP GRO and encapsulation, socket filters, SO_PREFER_BUSY_POLL,
+// memory pressure (udp_mem). UDP's skb_attempt_defer_free is an option
+// (DeferUDP, v6.18+). The
 // software checksum of a CHECKSUM_NONE skb (cpumap-built, or from veth's
 // XDP path) is charged per L4 byte where the kernel sums it
 // (Stack.checksum): TCP's tcp_checksum_complete, UDP's no-socket path, or
@@ -52,6 +56,7 @@
 // net/ipv4/ip_input.c (ip_rcv, ip_list_rcv, ip_local_deliver),
 // net/ipv4/udp.c (__udp4_lib_rcv, udp_queue_rcv_skb,
 // __udp_enqueue_schedule_skb, udp_recvmsg), net/core/sock.c
-// (sock_def_readable), drivers/net/ethernet/intel/ixgbe/ixgbe_main.c
+// (sock_def_readable), include/net/busy_poll.h (sk_busy_loop,
+// sk_mark_napi_id), drivers/net/ethernet/intel/ixgbe/ixgbe_main.c
 // (ixgbe_build_skb).
 package stack
