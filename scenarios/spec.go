@@ -200,6 +200,16 @@ type Stack struct {
 	// NIC devices only; skbs built by a cpumap kthread carry no NAPI id,
 	// so readers behind redirect-cpu do not busy-poll.
 	BusyRead int `toml:"busy_read"`
+	// PreferBusyPoll is SO_PREFER_BUSY_POLL on every socket (v5.11+):
+	// with the device's napi.napi_defer_hard_irqs and napi.gro_flush_timeout
+	// set, busy_poll_stop leaves the device IRQ masked and arms the NAPI
+	// watchdog, so a reader that comes back within the timeout keeps
+	// interrupts off; a softirq poll that a busy poller is waiting for
+	// gives the NAPI up after a full poll.
+	PreferBusyPoll bool `toml:"prefer_busy_poll"`
+	// BusyPollBudget is SO_BUSY_POLL_BUDGET: packets per busy-poll
+	// napi->poll (0 = BUSY_POLL_BUDGET, 8).
+	BusyPollBudget int `toml:"busy_poll_budget"`
 }
 
 // App configures the application reading the socket(s).

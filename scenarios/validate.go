@@ -139,6 +139,16 @@ func (s *Spec) validate() error {
 		func() error { return rangeInt("stack.rcvbuf", s.Stack.Rcvbuf, 2048, 1<<30) },
 		func() error { return rangeInt("stack.skb_defer_max", s.Stack.SkbDeferMax, 0, 1<<20) },
 		func() error { return rangeInt("stack.busy_read", s.Stack.BusyRead, 0, 1<<20) },
+		func() error { return rangeInt("stack.busy_poll_budget", s.Stack.BusyPollBudget, 0, 1<<16) },
+		func() error {
+			if s.Stack.BusyRead == 0 && s.Stack.PreferBusyPoll {
+				return ferr("stack.prefer_busy_poll", "true without busy polling, expected stack.busy_read > 0")
+			}
+			if s.Stack.BusyRead == 0 && s.Stack.BusyPollBudget > 0 {
+				return ferr("stack.busy_poll_budget", "%d without busy polling, expected stack.busy_read > 0", s.Stack.BusyPollBudget)
+			}
+			return nil
+		},
 		func() error {
 			if s.Stack.BusyRead > 0 && s.HW == "veth" {
 				return ferr("stack.busy_read", "not modelled for hw veth, expected a NIC (ixgbe, i40e)")

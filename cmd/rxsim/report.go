@@ -85,8 +85,12 @@ func writeText(w io.Writer, s *scenarios.Spec, r *host.Result) error {
 	fmt.Fprintf(w, "irqs/s %s  polls/s %s  pkts/poll %.1f  time_squeeze/s %s\n",
 		groupThousands(int64(r.IRQsPerSec)), groupThousands(int64(r.PollsPerSec)), r.PktsPerPoll, groupThousands(int64(r.TimeSqueeze)))
 	if b := r.BusyPoll; b != nil {
-		fmt.Fprintf(w, "busy poll (busy_read %d us): %s loops/s (%s timed out), %s pkt/s in %s busy polls/s (BusyPollRxPackets), spinning %.1f%% of a CPU\n",
-			b.ReadUS, groupThousands(int64(b.LoopsPerSec)), groupThousands(int64(b.TimeoutsPerSec)),
+		prefer := ""
+		if b.Prefer {
+			prefer = ", prefer_busy_poll"
+		}
+		fmt.Fprintf(w, "busy poll (busy_read %d us, budget %d%s): %s loops/s (%s timed out), %s pkt/s in %s busy polls/s (BusyPollRxPackets), spinning %.1f%% of a CPU\n",
+			b.ReadUS, b.Budget, prefer, groupThousands(int64(b.LoopsPerSec)), groupThousands(int64(b.TimeoutsPerSec)),
 			groupThousands(int64(b.RxPPS)), groupThousands(int64(b.PollsPerSec)), b.SpinPercent)
 	}
 	fmt.Fprintln(w, "softnet_stat (over the measured interval):")

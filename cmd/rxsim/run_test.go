@@ -21,6 +21,8 @@ func TestRunReports(t *testing.T) {
 		{"run-tcp-stream-gro-2ghz.golden", []string{"tcp-stream-gro", "--set", "nic.gro=false", "--set", "cpu_ghz=2.0"}},
 		{"run-tcp-rr.golden", []string{"tcp-rr"}},
 		{"run-xdp-redirect-devmap.golden", []string{"xdp-redirect-devmap"}},
+		{"run-tcp-rr-busy-poll.golden", []string{"tcp-rr", "--set", "traffic.flows=1", "--set", "stack.busy_read=50", "--set", "stack.prefer_busy_poll=true",
+			"--set", "napi.napi_defer_hard_irqs=2", "--set", `napi.gro_flush_timeout="200us"`}},
 		{"run-cpumap-tcp-stream-napi.golden", []string{"cpumap-tcp-stream", "--set", "cpumap.delivery=napi"}},
 	} {
 		t.Run(strings.TrimSuffix(c.golden, ".golden"), func(t *testing.T) {

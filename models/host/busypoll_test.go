@@ -1,6 +1,9 @@
 package host
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // TestBusyPoll: with stack.busy_read a reader that finds its socket empty
 // polls the RX queue's NAPI itself (napi_busy_loop) instead of sleeping
@@ -68,5 +71,54 @@ func TestBusyPoll(t *testing.T) {
 				t.Errorf("latency P50 %+v with busy polling, %+v without; want lower by the IRQ, softirq and wake-up", lOn, lOff)
 			}
 		})
+	}
+}
+
+// TestPreferBusyPoll: SO_PREFER_BUSY_POLL with napi_defer_hard_irqs and
+// gro_flush_timeout on one TCP_RR flow. A reader that comes back within the
+// timeout keeps the device IRQ off (no hard IRQs at all, the busy poller
+// takes every packet); one whose busy_read is shorter than the gap
+// between requests times out, and each request then waits for the NAPI
+// watchdog (gro_flush_timeout) instead of an IRQ: the latency grows to
+// about the timeout.
+func TestPreferBusyPoll(t *testing.T) {
+	prefer := []string{"traffic.flows=1", "stack.prefer_busy_poll=true", "napi.napi_defer_hard_irqs=2", `napi.gro_flush_timeout="200us"`}
+	_, plain := tcpRun(t, "tcp-rr", "traffic.flows=1", "stack.busy_read=50")
+	_, on := tcpRun(t, "tcp-rr", append(prefer, "stack.busy_read=50")...)
+	if plain.IRQsPerSec < 0.9*plain.TransactionsPerSec || on.IRQsPerSec != 0 {
+		t.Errorf("IRQs/s %.0f without prefer (want one per transaction, %.0f), %.0f with (want 0)",
+			plain.IRQsPerSec, plain.TransactionsPerSec, on.IRQsPerSec)
+	}
+	if on.BusyPoll.RxPPS < 0.99*on.RxPPS || on.CPU[0].Busy > 0.001 {
+		t.Errorf("prefer: busy polls took %.0f of %.0f pkt/s, CPU 0 busy %.3f; want all, idle", on.BusyPoll.RxPPS, on.RxPPS, on.CPU[0].Busy)
+	}
+	_, late := tcpRun(t, "tcp-rr", append(prefer, "stack.busy_read=10")...)
+	if l := late.LatencyUS; l == nil || l.P50 < 190 || l.P50 > 230 || late.IRQsPerSec != 0 {
+		t.Errorf("prefer with a short busy_read: P50 %+v us, IRQs/s %.0f; want ~200 (the watchdog), 0", l, late.IRQsPerSec)
+	}
+}
+
+// TestBusyPollBudget: SO_BUSY_POLL_BUDGET sets the packets per busy poll.
+// A reader on CPU 1 busy-polls bursts of 16 datagrams (1 Mpps): with the
+// default 8 or with 32 the busy polls take every packet; with 2, the loop
+// ends after its first poll (the socket has data), busy_poll_stop's poll
+// uses its whole budget, so the NAPI goes to CPU 1's poll list and that
+// CPU's softirq polls the rest of the burst.
+func TestBusyPollBudget(t *testing.T) {
+	sets := []string{"stack.listen=true", "app.enabled=true", "app.cpus=[1]", "traffic.rate=1Mpps", "traffic.burst=16", "stack.busy_read=50"}
+	for _, c := range []struct {
+		budget, per int
+		all         bool
+	}{{0, 8, true}, {2, 2, false}, {32, 32, true}} {
+		r := run(t, "xdp-pass-udp", append(sets, fmt.Sprintf("stack.busy_poll_budget=%d", c.budget))...)
+		b := r.BusyPoll
+		if b.RxPPS == 0 || b.RxPPS > float64(c.per)*b.PollsPerSec {
+			t.Errorf("budget %d: %.0f pkt/s in %.0f polls/s, want at most %d per poll", c.budget, b.RxPPS, b.PollsPerSec, c.per)
+		}
+		soft1 := r.CPU[1].Classes["softirq"]
+		if all := b.RxPPS >= 0.99*r.RxPPS; all != c.all || (!c.all && soft1 < 0.05) {
+			t.Errorf("budget %d: busy polls took %.0f of %.0f pkt/s, CPU 1 softirq %.3f; want all %v (else the rest in CPU 1's softirq)",
+				c.budget, b.RxPPS, r.RxPPS, soft1, c.all)
+		}
 	}
 }

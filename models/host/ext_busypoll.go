@@ -1,6 +1,7 @@
 package host
 
 import (
+	"github.com/rxsim/rxsim/models/napi"
 	"github.com/rxsim/rxsim/models/stack"
 	"github.com/rxsim/rxsim/sim"
 )
@@ -39,8 +40,14 @@ func (x *BusyPollExt) Queued() int { return 0 }
 func (x *BusyPollExt) Report(r *Result, secs float64) {
 	now, old := x.counters(), x.snap
 	rate := func(a, b uint64) float64 { return float64(a-b) / secs }
+	budget := x.h.Spec.Stack.BusyPollBudget
+	if budget == 0 {
+		budget = napi.BusyPollBudget
+	}
 	r.BusyPoll = &BusyPoll{
 		ReadUS:         x.h.Spec.Stack.BusyRead,
+		Budget:         budget,
+		Prefer:         x.h.Spec.Stack.PreferBusyPoll,
 		LoopsPerSec:    rate(now.readers.Loops, old.readers.Loops),
 		TimeoutsPerSec: rate(now.readers.Timeouts, old.readers.Timeouts),
 		PollsPerSec:    rate(now.polls, old.polls),

@@ -108,7 +108,8 @@ func (h *Host) busyPoll(st *stack.Stack) error {
 			return nil
 		}
 	}
-	st.EnableBusyPoll(stack.BusyPoll{Read: sim.Time(usec) * sim.Microsecond, Iter: c.Call, NAPIOf: napiOf, Funcs: h.Funcs})
+	st.EnableBusyPoll(stack.BusyPoll{Read: sim.Time(usec) * sim.Microsecond, Iter: c.Call, NAPIOf: napiOf, Funcs: h.Funcs,
+		Budget: h.Spec.Stack.BusyPollBudget, Prefer: h.Spec.Stack.PreferBusyPoll})
 	h.Ext = append(h.Ext, &BusyPollExt{h: h, st: st})
 	return nil
 }

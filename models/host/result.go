@@ -65,6 +65,8 @@ type Ext struct {
 // the time spent spinning, in percent of one CPU.
 type BusyPoll struct {
 	ReadUS         int     `json:"busy_read_us"`
+	Budget         int     `json:"busy_poll_budget"`
+	Prefer         bool    `json:"prefer_busy_poll"`
 	LoopsPerSec    float64 `json:"loops_per_sec"`
 	TimeoutsPerSec float64 `json:"timeouts_per_sec"`
 	PollsPerSec    float64 `json:"polls_per_sec"`

@@ -27,14 +27,24 @@ type Horizoner interface {
 // returns false, so the driver leaves its interrupt masked; IRQs that fire
 // meanwhile only set MISSED.
 //
-// Not modelled: SO_PREFER_BUSY_POLL (busy_poll_stop arming the NAPI timer
-// instead of re-enabling the IRQ), epoll busy polling, and several pollers
-// contending for one NAPI beyond the cmpxchg failing.
+// With Prefer (SO_PREFER_BUSY_POLL, v5.11+) and the device's
+// napi_defer_hard_irqs and gro_flush_timeout, the application keeps the
+// device IRQ masked as long as it comes back to poll within the timeout.
+// Not modelled: irq_suspend_timeout (v6.13), epoll busy polling, and
+// several pollers contending for one NAPI beyond the cmpxchg failing.
 type BusyLoop struct {
 	sn   *Softnet // the poller's CPU
 	fn   sim.FuncID
 	iter sim.Time
 	n    *NAPI // the NAPI owned, nil when none
+	// Budget is the budget of each poll (SO_BUSY_POLL_BUDGET; 0 =
+	// BUSY_POLL_BUDGET). Prefer is SO_PREFER_BUSY_POLL: a NAPI found
+	// scheduled is marked so that its softirq gives it up after a full
+	// poll, and busy_poll_stop leaves the device IRQ masked with the NAPI
+	// watchdog armed for gro_flush_timeout when napi_defer_hard_irqs is
+	// set, instead of re-enabling it (IRQ mitigation by the application).
+	Budget int
+	Prefer bool
 
 	// Stats.
 	Loops      uint64 // napi_busy_loop calls (a reader that found its socket empty)
@@ -66,19 +76,29 @@ func (b *BusyLoop) Iterate(w *sim.Work, n *NAPI) int {
 	if b.n == nil {
 		if n.sched || n.inBusy {
 			b.Misses++
+			if b.Prefer {
+				n.preferBusy = true
+			}
 			return 0
 		}
 		n.sched, n.inBusy = true, true
 		n.setPollCPU(b.sn.cpu.ID)
 		b.n = n
 	}
-	work := n.poller.Poll(n, w, BusyPollBudget)
+	work := n.poller.Poll(n, w, b.budget())
 	n.BusyPolls++
 	n.BusyPackets += uint64(work)
 	if n.GRO != nil {
 		n.GRO.NormalList(w)
 	}
 	return work
+}
+
+func (b *BusyLoop) budget() int {
+	if b.Budget > 0 {
+		return b.Budget
+	}
+	return BusyPollBudget
 }
 
 // Spin charges the loop's iterations up to until (at least one), as
@@ -105,10 +125,14 @@ func (b *BusyLoop) Horizon(now sim.Time) sim.Time {
 }
 
 // Stop is busy_poll_stop: clear MISSED and IN_BUSY_POLL and poll once more
-// with BUSY_POLL_BUDGET, whose napi_complete_done (work below the budget)
+// with the budget, whose napi_complete_done (work below the budget)
 // completes the NAPI and re-enables the device IRQ; a full poll instead
 // puts the NAPI on this CPU's poll list (__napi_schedule), where this
-// CPU's softirq polls it until it completes. Nothing when no NAPI is owned.
+// CPU's softirq polls it until it completes. With Prefer and the deferral
+// knobs set, the watchdog is armed first: napi_complete_done then keeps
+// the IRQ masked, and a full poll only flushes GRO's old packets and the
+// gro_normal list and clears SCHED (__busy_poll_stop with skip_schedule).
+// Nothing when no NAPI is owned.
 func (b *BusyLoop) Stop(w *sim.Work) {
 	n := b.n
 	if n == nil {
@@ -117,10 +141,26 @@ func (b *BusyLoop) Stop(w *sim.Work) {
 	b.n = nil
 	b.Stops++
 	n.missed, n.inBusy = false, false
-	rc := n.poller.Poll(n, w, BusyPollBudget)
+	skip := false
+	if b.Prefer {
+		n.deferCount = n.cfg.DeferHardIRQs
+		if n.deferCount > 0 && n.cfg.GROFlushTimeout > 0 {
+			n.armTimer(w.Now() + n.cfg.GROFlushTimeout)
+			skip = true
+		}
+	}
+	budget := b.budget()
+	rc := n.poller.Poll(n, w, budget)
 	n.BusyPolls++
 	n.BusyPackets += uint64(rc)
-	if rc < BusyPollBudget {
+	if rc < budget {
+		return
+	}
+	if skip {
+		if n.GRO != nil {
+			n.GRO.FlushOld(w, n.softnet.jiffyStart(w.Now()), n.softnet.hz < 1000) // napi_gro_flush(napi, HZ >= 1000) + gro_normal_list
+		}
+		n.release()
 		return
 	}
 	if n.GRO != nil {

@@ -1,6 +1,7 @@
 package napi_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -112,3 +113,86 @@ func btoi[T ~int | ~int64](b bool) T {
 	}
 	return 0
 }
+
+// TestBusyLoopPrefer: SO_PREFER_BUSY_POLL with napi_defer_hard_irqs 2 and
+// gro_flush_timeout 100 us on a NAPI of CPU 0 (net_rx_action 100 ns), the
+// loop in a thread on CPU 1 (25 ns per iteration, 10 ns per packet).
+//   - "stop defers": the loop takes the idle NAPI at 500 ns and polls 3 at
+//     525; busy_poll_stop arms the watchdog and polls 0 at 555:
+//     napi_complete_done keeps the IRQ masked (defer count 2 -> 1) and
+//     re-arms it for 100555. The softirq then polls 0 at 100655 (1 -> 0,
+//     still masked), and 100 us later again, which completes with the IRQ
+//     re-enabled.
+//   - "softirq yields": the IRQ scheduled the NAPI (100 pending); the
+//     loop's miss at 500 ns marks it PREFER_BUSY_POLL, so the softirq's
+//     full poll at IRQ exit (64 at 1100) completes it instead of
+//     repolling; the loop takes it at 20 us and polls the rest in budgets
+//     of 8; after its stop the watchdog polls twice more, as above.
+func TestBusyLoopPrefer(t *testing.T) {
+	cfg := napi.Config{Name: "d1", DeferHardIRQs: 2, GROFlushTimeout: 100 * sim.Microsecond}
+	t.Run("stop defers", func(t *testing.T) {
+		h := modeltest.New(modeltest.Config{CPUs: 2, NAPI: costs})
+		var led pkt.Ledger
+		var log []pollRec
+		d := newDev("d1", 3, 10, h.Funcs, &led, h.Softnet[0], &log)
+		n := napi.New(cfg, d, h.Softnet[0])
+		b := napi.NewBusyLoop(h.Softnet[1], h.Funcs, 25)
+		b.Prefer = true
+		onCPU(h, 1, 500, func(w *sim.Work) {
+			b.Iterate(w, n)
+			b.Stop(w)
+		})
+		h.Run(sim.Millisecond)
+		want := []pollRec{
+			{dev: "d1", work: 3, at: 525},
+			{dev: "d1", work: 0, at: 555},
+			{dev: "d1", work: 0, at: 100655, rxActions: 1},
+			{dev: "d1", work: 0, at: 200755, rxActions: 2, complete: true},
+		}
+		if !slices.Equal(log, want) || n.TimerFires != 2 {
+			t.Errorf("polls %+v (timer fires %d), want %+v (2)", log, n.TimerFires, want)
+		}
+		modeltest.Conservation(t, &led, d)
+	})
+	t.Run("softirq yields", func(t *testing.T) {
+		h := modeltest.New(modeltest.Config{CPUs: 2, NAPI: costs})
+		var led pkt.Ledger
+		var log []pollRec
+		d := newDev("d1", 100, 10, h.Funcs, &led, h.Softnet[0], &log)
+		n := napi.New(cfg, d, h.Softnet[0])
+		b := napi.NewBusyLoop(h.Softnet[1], h.Funcs, 25)
+		b.Prefer = true
+		at(h.Eng, 0, func() { h.CPUs[0].RaiseIRQ(&slowIRQ{f: n.Schedule, d: 1000, fn: h.Funcs.ID("irq")}) })
+		onCPU(h, 1, 500, func(w *sim.Work) { b.Iterate(w, n) })
+		var took []int
+		onCPU(h, 1, 20000, func(w *sim.Work) {
+			for d.pending > 0 {
+				took = append(took, b.Iterate(w, n))
+			}
+			b.Stop(w)
+		})
+		h.Run(sim.Millisecond)
+		if len(log) == 0 || log[0] != (pollRec{dev: "d1", work: 64, at: 1100, rxActions: 1}) {
+			t.Fatalf("first poll %+v, want the softirq's 64 at 1100", log)
+		}
+		if !slices.Equal(took, []int{8, 8, 8, 8, 4}) || b.Misses != 1 {
+			t.Errorf("the loop took %v after %d misses, want [8 8 8 8 4] after 1", took, b.Misses)
+		}
+		if h.Softnet[0].RxActions != 3 || n.TimerFires != 2 || !log[len(log)-1].complete {
+			t.Errorf("%d net_rx_action on CPU 0, %d watchdog fires, last poll %+v; want 3, 2, completing",
+				h.Softnet[0].RxActions, n.TimerFires, log[len(log)-1])
+		}
+		modeltest.Conservation(t, &led, d)
+	})
+}
+
+// onCPU runs f as the one step of a new thread on cpu, woken at t.
+func onCPU(h *modeltest.Harness, cpu int, t sim.Time, f func(w *sim.Work)) {
+	th := h.CPUs[cpu].NewThread(fmt.Sprintf("reader@%d", t), "app", stepTask(f))
+	at(h.Eng, t, func() { h.CPUs[cpu].Wake(th) })
+}
+
+type stepTask func(w *sim.Work)
+
+func (f stepTask) Run(_ sim.Time, w *sim.Work) { f(w) }
+func (f stepTask) Done(sim.Time) bool          { return false }

@@ -10,7 +10,8 @@
 // IPI, skb_defer_free_flush at the top of every net_rx_action loop), and
 // busy polling (BusyLoop: napi_busy_loop's SCHED | IN_BUSY_POLL ownership,
 // BUSY_POLL_BUDGET polls on the poller's CPU, napi_complete_done leaving an
-// owned NAPI scheduled, busy_poll_stop).
+// owned NAPI scheduled, busy_poll_stop, SO_PREFER_BUSY_POLL with the
+// watchdog deferral and NAPI_STATE_PREFER_BUSY_POLL, SO_BUSY_POLL_BUDGET).
 //
 // Kernel files followed: net/core/dev.c (net_rx_action, __napi_poll,
 // napi_complete_done, napi_threaded_poll_loop, ____napi_schedule,
@@ -19,6 +20,6 @@
 // invoke_softirq, wakeup_softirqd), net/core/hotdata.c (defaults). Each
 // NAPI poll is one CPU step, so hard IRQs and other CPUs interleave with a
 // net_rx_action at poll granularity.
-// Left out: prefer_busy_poll/irq_suspend_timeout, epoll and threaded busy
+// Left out: irq_suspend_timeout, epoll and threaded busy
 // polling, NAPI disable, netpoll, the RT kernel.
 package napi

@@ -71,6 +71,11 @@ type NAPI struct {
 	// inBusy is NAPI_STATE_IN_BUSY_POLL: a busy poller owns the NAPI
 	// (BusyLoop), and napi_complete_done leaves it scheduled.
 	inBusy bool
+	// preferBusy is NAPI_STATE_PREFER_BUSY_POLL: a busy poller with
+	// SO_PREFER_BUSY_POLL found the NAPI scheduled; its softirq poll
+	// completes it after a full poll instead of repolling, so the poller
+	// can take it (cleared when the NAPI completes).
+	preferBusy bool
 	// onList is true while the NAPI is on a poll list.
 	onList bool
 
@@ -114,7 +119,7 @@ func (n *NAPI) setPollCPU(cpu int) {
 // release is the end of a scheduled period (SCHED cleared): the NAPI goes
 // back to its IRQ CPU's softnet.
 func (n *NAPI) release() {
-	n.sched = false
+	n.sched, n.preferBusy = false, false
 	n.softnet = n.home
 	n.setPollCPU(n.homeCPU())
 }
@@ -228,6 +233,10 @@ func (t *napiTimer) Fire(now sim.Time, gen int64) {
 	}
 	n.timerArmed = false
 	n.TimerFires++
+	if n.sched {
+		return // napi_watchdog's test_and_set_bit(SCHED) fails: a busy poller (or the softirq) has it
+	}
+	n.preferBusy = false
 	n.Schedule()
 }
 
@@ -243,6 +252,15 @@ func (n *NAPI) poll(w *sim.Work) (int, bool) {
 		return work, false
 	}
 	n.FullPolls++
+	if n.preferBusy {
+		// __napi_poll: more work, but busy polling is preferred: complete
+		// (the deferral keeps the IRQ masked and arms the watchdog), or
+		// schedule again when no timeout is set
+		if n.CompleteDone(w, work) {
+			n.Schedule()
+		}
+		return work, false
+	}
 	if n.GRO != nil {
 		n.GRO.FlushOld(w, n.softnet.jiffyStart(w.Now()), n.softnet.hz < 1000)
 	}

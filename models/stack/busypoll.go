@@ -13,6 +13,10 @@ type BusyPoll struct {
 	Read sim.Time
 	// Iter is the busy loop's own cost per iteration in ns (napi.NewBusyLoop).
 	Iter float64
+	// Budget is SO_BUSY_POLL_BUDGET (0 = BUSY_POLL_BUDGET) and Prefer
+	// SO_PREFER_BUSY_POLL (napi.BusyLoop).
+	Budget int
+	Prefer bool
 	// NAPIOf resolves a socket's sk_napi_id, recorded from the RX queue of
 	// the last skb it received (sk_mark_napi_id), to that queue's NAPI.
 	// Nil NAPIs (skbs built by a cpumap kthread carry no napi_id) leave
@@ -58,6 +62,7 @@ func (s *Stack) newBusyRead(cpu *sim.CPU) *busyRead {
 		return nil
 	}
 	b := &busyRead{cfg: s.busy, cpu: cpu, loop: napi.NewBusyLoop(sn, s.busy.Funcs, s.busy.Iter)}
+	b.loop.Budget, b.loop.Prefer = s.busy.Budget, s.busy.Prefer
 	s.busyReads = append(s.busyReads, b)
 	return b
 }
