@@ -259,6 +259,15 @@ func (c *CPU) RunnableThreads() int {
 	return n
 }
 
+// NeedResched reports, from inside a thread step that has charged pending
+// so far, whether the fair scheduler will switch the thread out when the
+// step ends (need_resched): another thread is runnable, and a wake-up
+// preemption is due or the slice will be used up. A task that is Atomic
+// and sees it can leave its section, so that the switch happens.
+func (c *CPU) NeedResched(pending Time) bool {
+	return len(c.runq) > 0 && (c.resched || c.sliceRun+pending >= c.sched.BaseSlice)
+}
+
 // RaiseIRQ queues a hard-IRQ handler; it runs before anything else.
 func (c *CPU) RaiseIRQ(t Task) {
 	c.irqs = append(c.irqs, t)

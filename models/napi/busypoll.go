@@ -2,6 +2,12 @@ package napi
 
 import "github.com/rxsim/rxsim/sim"
 
+// SpinQuantum is the longest single charge of a spin (a modelling
+// granularity, not a kernel constant): the kernel's loop checks
+// need_resched and the socket every iteration; the model sees a wake-up
+// on its CPU, or data another CPU queued, at the end of the quantum.
+const SpinQuantum = 2 * sim.Microsecond
+
 // BusyPollBudget is BUSY_POLL_BUDGET (include/net/busy_poll.h): the budget
 // of each napi->poll a busy poller makes (kernel-rx-path.md §5.7).
 const BusyPollBudget = 8
@@ -101,12 +107,13 @@ func (b *BusyLoop) budget() int {
 	return BusyPollBudget
 }
 
-// Spin charges the loop's iterations up to until (at least one), as
+// Spin charges the loop's iterations up to until (at least one iteration,
+// at most SpinQuantum), as
 // napi_busy_loop spending them: polling an owned NAPI whose poller cannot
 // have work before until, or checking the socket. It returns the step
 // clock after the spin.
 func (b *BusyLoop) Spin(w *sim.Work, until sim.Time) sim.Time {
-	d := max(until-w.Now(), b.iter)
+	d := max(min(until-w.Now(), SpinQuantum), b.iter)
 	b.SpinNS += d
 	w.Add(b.fn, d)
 	return w.Now()

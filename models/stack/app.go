@@ -33,7 +33,14 @@ type App struct {
 	Bytes uint64
 }
 
-var _ sim.Task = (*App)(nil)
+var (
+	_ sim.Task   = (*App)(nil)
+	_ sim.Atomic = (*App)(nil)
+)
+
+// Atomic implements sim.Atomic: not switched out while busy polling owns a
+// NAPI.
+func (a *App) Atomic() bool { return a.busy.atomic() }
 
 // NewApp starts a reader of sk as a thread on cpu ("app" accounting label),
 // reading batch messages per call, recording latency in hist (may be nil).

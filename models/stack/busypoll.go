@@ -31,10 +31,10 @@ func (s *Stack) EnableBusyPoll(bp BusyPoll) { s.busy = bp }
 // busyRead is sk_busy_loop for one socket's reader (tcp_recvmsg and
 // __skb_recv_udp call it when the receive queue is empty, before they
 // sleep): napi_busy_loop on the socket's NAPI until the queue has data or
-// sk_ll_usec has passed. The loop gives the NAPI back (busy_poll_stop)
-// after any step that leaves another thread runnable on the CPU, as the
-// kernel's loop does on need_resched, and takes it again on its next
-// step; the model has no need_resched flag of its own.
+// sk_ll_usec has passed. The loop runs with preemption disabled while it
+// owns the NAPI (the reader is sim.Atomic then), and gives the NAPI back
+// (busy_poll_stop) when need_resched is set (sim.CPU.NeedResched), so that
+// the switch happens; it takes it again on its next step.
 type busyRead struct {
 	cfg  BusyPoll
 	loop *napi.BusyLoop
@@ -120,10 +120,14 @@ func (b *busyRead) step(w *sim.Work, ready func(at sim.Time) bool) {
 		b.loop.Stop(w)
 		b.on, b.spent = false, true
 		b.Timeouts++
-	case b.cpu.RunnableThreads() > 1:
-		b.loop.Stop(w) // need_resched: give the NAPI back before a switch
+	case b.cpu.NeedResched(w.Total()):
+		b.loop.Stop(w) // need_resched: give the NAPI back before the switch
 	}
 }
+
+// atomic reports whether the reader must not be switched out after this
+// step: it owns a NAPI (napi_busy_loop runs with preemption disabled).
+func (b *busyRead) atomic() bool { return b != nil && b.loop.Owns() }
 
 // stats returns the loop's counters (zero when busy polling is off).
 func (b *busyRead) stats() BusyStats {

@@ -378,7 +378,14 @@ type TCPApp struct {
 	busy *busyRead // sk_busy_loop (nil: busy polling off)
 }
 
-var _ sim.Task = (*TCPApp)(nil)
+var (
+	_ sim.Task   = (*TCPApp)(nil)
+	_ sim.Atomic = (*TCPApp)(nil)
+)
+
+// Atomic implements sim.Atomic: not switched out while busy polling owns a
+// NAPI.
+func (a *TCPApp) Atomic() bool { return a.busy.atomic() }
 
 func newTCPApp(sk *TCPSocket, cpu *sim.CPU) *TCPApp {
 	a := &TCPApp{sk: sk}
