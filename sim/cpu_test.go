@@ -791,3 +791,48 @@ func TestScaledSched(t *testing.T) {
 		}
 	}
 }
+
+// TestNeedResched: a runs 100 us steps from 0, atomic at the ends of its
+// first three (a section with preemption disabled, so a switch that falls
+// due then waits), and records NeedResched (with its own step's cost) in
+// each. Alone it never needs a switch. With b woken at 250 us under CFS
+// (inside the wake-up granularity) it does from the step whose end uses up
+// the 750 us base slice, the one at 700 us; under EEVDF b (eligible, a not)
+// is due to preempt at once, and the switch waits for a's section: the
+// step at 300 us sees it.
+func TestNeedResched(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		wakeB bool
+		eevdf bool
+		first Time // start of the first step that sees NeedResched (-1: none)
+	}{
+		{"alone", false, false, -1},
+		{"cfs slice end", true, false, us(700)},
+		{"eevdf wake-up", true, true, us(300)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sc := DefaultSched()
+			sc.EEVDF = c.eevdf
+			r := newRig(sc)
+			a := &atomicStep{step: r.task("a", us(100), 40), free: 36}
+			b := r.task("b", us(100), 1)
+			ta := r.cpu.NewThread("a", "a", a)
+			tb := r.cpu.NewThread("b", "b", b)
+			first := Time(-1)
+			a.onRun = func(now Time) {
+				if first < 0 && r.cpu.NeedResched(us(100)) {
+					first = now
+				}
+			}
+			at(r.eng, 0, func() { r.cpu.Wake(ta) })
+			if c.wakeB {
+				at(r.eng, us(250), func() { r.cpu.Wake(tb) })
+			}
+			r.eng.Run(5 * Millisecond)
+			if first != c.first {
+				t.Errorf("first step seeing NeedResched at %v, want %v", first, c.first)
+			}
+		})
+	}
+}
