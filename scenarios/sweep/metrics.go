@@ -42,6 +42,7 @@ func Names(ms ...Metrics) []string {
 //	cpumap.<field>, udp.<field>, latency_us.<p50|p90|p99|mean>  sections of later models, when present
 //	goodput_gbps transactions_per_sec acks_per_sec              TCP (netperf figures), when present
 //	tcp.<field>, gro.<field>, gro.flush.<reason>                TCP and GRO detail (flushes per second)
+//	busy_poll.<field>                                           busy polling (stack.busy_read), when on
 //	extra.<key>, extra.<section>.<key>                          numeric values of Result.Extra and of its sections
 //	ledger.imbalance                                            offered − delivered − dropped − queued (0 when packets are conserved)
 //
@@ -108,6 +109,13 @@ func (m Metrics) ext(r *host.Result) {
 		m.set("latency_us.p90", l.P90)
 		m.set("latency_us.p99", l.P99)
 		m.set("latency_us.mean", l.Mean)
+	}
+	if b := r.BusyPoll; b != nil {
+		m.set("busy_poll.loops_per_sec", b.LoopsPerSec)
+		m.set("busy_poll.timeouts_per_sec", b.TimeoutsPerSec)
+		m.set("busy_poll.polls_per_sec", b.PollsPerSec)
+		m.set("busy_poll.rx_pps", b.RxPPS)
+		m.set("busy_poll.spin_pct", b.SpinPercent)
 	}
 	m.tcp(r)
 	m.extra("extra.", r.Extra)

@@ -347,3 +347,22 @@ func TestFromResultExtra(t *testing.T) {
 		}
 	}
 }
+
+// TestFromResultBusyPoll: the busy_poll section becomes busy_poll.* metrics,
+// and is absent without busy polling.
+func TestFromResultBusyPoll(t *testing.T) {
+	for k := range FromResult(&host.Result{}) {
+		if strings.HasPrefix(k, "busy_poll.") {
+			t.Errorf("%s set without a busy_poll section", k)
+		}
+	}
+	r := &host.Result{}
+	r.BusyPoll = &host.BusyPoll{ReadUS: 50, LoopsPerSec: 3, TimeoutsPerSec: 1, PollsPerSec: 9, RxPPS: 7, SpinPercent: 80}
+	m := FromResult(r)
+	for k, want := range map[string]float64{"busy_poll.loops_per_sec": 3, "busy_poll.timeouts_per_sec": 1,
+		"busy_poll.polls_per_sec": 9, "busy_poll.rx_pps": 7, "busy_poll.spin_pct": 80} {
+		if got, ok := m[k]; !ok || got != want {
+			t.Errorf("%s = %v (present %v), want %v", k, got, ok, want)
+		}
+	}
+}
