@@ -30,9 +30,10 @@ type plotSpec struct {
 
 // studyPlots are the default plots of the built-in studies.
 var studyPlots = map[string]plotSpec{
-	"qsize-sweep":    {Kind: "heatmap", X: "traffic.rate", Metric: "cpumap.drop_pct"},
-	"batch-sweep":    {Kind: "throughput", X: "gro.normal_batch", Metric: "rx_pps"},
-	"delivery-modes": {Kind: "throughput", X: "traffic.rate", Metric: "udp.no_ports"},
+	"qsize-sweep":     {Kind: "heatmap", X: "traffic.rate", Metric: "cpumap.drop_pct"},
+	"batch-sweep":     {Kind: "throughput", X: "gro.normal_batch", Metric: "rx_pps"},
+	"delivery-modes":  {Kind: "throughput", X: "traffic.rate", Metric: "udp.no_ports"},
+	"busy-poll-sweep": {Kind: "latency", X: "stack.busy_read"},
 }
 
 func cmdPlot(stdout, stderr io.Writer, args []string) error {
