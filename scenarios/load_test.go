@@ -90,8 +90,6 @@ func TestParseErrors(t *testing.T) {
 			"scenario x.toml:2: nic.ring_sise: unknown key; did you mean nic.ring_size?"},
 		{"raw_drop on veth", "hw = 'veth'\n[stack]\nraw_drop = true\n",
 			"scenario x.toml:3: stack.raw_drop: not modelled for hw veth, expected a NIC (ixgbe, i40e)"},
-		{"busy_read on veth", "hw = 'veth'\n[stack]\nbusy_read = 50\n",
-			"scenario x.toml:3: stack.busy_read: not modelled for hw veth, expected a NIC (ixgbe, i40e)"},
 		{"negative busy_read", "[stack]\nbusy_read = -1\n",
 			"scenario x.toml:2: stack.busy_read: -1 out of range, expected 0..1048576"},
 		{"busy_poll_budget too big", "[stack]\nbusy_read = 50\nbusy_poll_budget = 100000\n",

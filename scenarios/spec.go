@@ -197,8 +197,10 @@ type Stack struct {
 	// socket, as SO_BUSY_POLL sets it per socket): a reader that finds its
 	// socket empty busy-polls the socket's NAPI for that long before it
 	// sleeps (napi_busy_loop, BUSY_POLL_BUDGET 8 per poll; §5.7). 0 = off.
-	// NIC devices only; skbs built by a cpumap kthread carry no NAPI id,
-	// so readers behind redirect-cpu do not busy-poll.
+	// On veth the reader busy-polls the receiving end's NAPI (validate
+	// --busy-poll sets SO_BUSY_POLL on its listener); skbs built by a
+	// cpumap kthread carry no NAPI id, so readers behind redirect-cpu do
+	// not busy-poll.
 	BusyRead int `toml:"busy_read"`
 	// PreferBusyPoll is SO_PREFER_BUSY_POLL on every socket (v5.11+):
 	// with the device's napi.napi_defer_hard_irqs and napi.gro_flush_timeout

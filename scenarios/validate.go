@@ -150,12 +150,6 @@ func (s *Spec) validate() error {
 			return nil
 		},
 		func() error {
-			if s.Stack.BusyRead > 0 && s.HW == "veth" {
-				return ferr("stack.busy_read", "not modelled for hw veth, expected a NIC (ixgbe, i40e)")
-			}
-			return nil
-		},
-		func() error {
 			if s.Stack.RawDrop && s.HW == "veth" {
 				return ferr("stack.raw_drop", "not modelled for hw veth, expected a NIC (ixgbe, i40e)")
 			}

@@ -99,6 +99,7 @@ func CLI(stdout, stderr io.Writer, args []string) error {
 	fs.IntVar(&o.Gen.CPU, "gen-cpu", 0, "CPU the generator is pinned to")
 	fs.BoolVar(&listener, "listener", false, "read UDP port 9 with a blocking recv on --listener-cpu")
 	fs.IntVar(&o.ListenerCPU, "listener-cpu", 1, "listener CPU")
+	fs.IntVar(&o.BusyPollUS, "busy-poll", 0, "SO_BUSY_POLL on the listener's socket in `us` (0 = none)")
 	fs.IntVar(&threadedCPU, "threaded-cpu", -1, "enable threaded NAPI and pin its kthread to this CPU")
 	fs.BoolVar(&o.Net.GRO, "gro", false, "GRO on the receiving veth")
 	fs.BoolVar(&noProbe, "no-probe", false, "skip the probe run (tracepoints)")
@@ -199,6 +200,9 @@ func CLI(stdout, stderr io.Writer, args []string) error {
 		}
 		if set["listener-cpu"] {
 			b.ListenerCPU = o.ListenerCPU
+		}
+		if set["busy-poll"] {
+			b.BusyPollUS = o.BusyPollUS
 		}
 		if set["threaded-cpu"] {
 			b.Net.Threaded, b.Net.ThreadedCPU = threadedCPU >= 0, threadedCPU

@@ -406,10 +406,22 @@ type Listener struct {
 }
 
 // StartListener binds ReceiverIP:DstPort in the receiving namespace and
-// starts reading on a thread pinned to cpu.
-func StartListener(h *Harness, cpu int) (*Listener, error) {
+// starts reading on a thread pinned to cpu; busyUS > 0 sets SO_BUSY_POLL
+// on the socket.
+func StartListener(h *Harness, cpu, busyUS int) (*Listener, error) {
 	l := &Listener{done: make(chan struct{}), fd: -1}
-	fd, err := startPinned(h.rcvNs, cpu, l.done, openUDP, func(fd int) {
+	open := openUDP
+	if busyUS > 0 {
+		open = func() (int, error) {
+			return openBound(unix.SOCK_DGRAM, DstPort, nil, func(fd int) error {
+				if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_BUSY_POLL, busyUS); err != nil {
+					return fmt.Errorf("validate: setsockopt SO_BUSY_POLL %d: %w", busyUS, err)
+				}
+				return nil
+			})
+		}
+	}
+	fd, err := startPinned(h.rcvNs, cpu, l.done, open, func(fd int) {
 		buf := make([]byte, 2048)
 		for !l.stop.Load() {
 			if n, err := unix.Read(fd, buf); err == nil && n >= 0 {

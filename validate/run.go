@@ -42,6 +42,10 @@ type Options struct {
 	// blocking recv on ListenerCPU.
 	Listener    bool `json:"listener"`
 	ListenerCPU int  `json:"listener_cpu"`
+	// BusyPollUS sets SO_BUSY_POLL on the listener's socket (µs; 0 =
+	// none): its recv busy-polls the receiving veth's NAPI before it
+	// sleeps (the model's stack.busy_read).
+	BusyPollUS int `json:"busy_poll_us,omitempty"`
 
 	Duration time.Duration `json:"duration_ns"`
 	Warmup   time.Duration `json:"warmup_ns"`
@@ -192,6 +196,9 @@ func (o *Options) Check() error {
 	}
 	if o.Reps < 1 || o.Reps > 100 {
 		return usageErr("--reps %d not in 1..100", o.Reps)
+	}
+	if o.BusyPollUS < 0 || (o.BusyPollUS > 0 && !o.Listener) {
+		return usageErr("busy-poll %d: expected >= 0, and a listener to busy-poll", o.BusyPollUS)
 	}
 	if o.Listener && (o.ListenerCPU < 0 || o.ListenerCPU >= ncpu) {
 		return usageErr("listener CPU %d not in 0..%d", o.ListenerCPU, ncpu-1)
@@ -735,7 +742,7 @@ func measureOnce(ctx context.Context, o Options, rep int, probe bool, dur time.D
 		}
 	}
 	if o.Listener && !st.h.External {
-		if st.lst, err = StartListener(st.h, o.ListenerCPU); err != nil {
+		if st.lst, err = StartListener(st.h, o.ListenerCPU, o.BusyPollUS); err != nil {
 			return nil, info, err
 		}
 		defer st.lst.Stop()

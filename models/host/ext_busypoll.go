@@ -9,9 +9,10 @@ import (
 // BusyPollExt reports the readers' busy polling (Result.BusyPoll) when
 // stack.busy_read is set.
 type BusyPollExt struct {
-	h    *Host
-	st   *stack.Stack
-	snap busyCounters
+	h     *Host
+	st    *stack.Stack
+	napis []*napi.NAPI
+	snap  busyCounters
 }
 
 var _ Extension = (*BusyPollExt)(nil)
@@ -23,9 +24,9 @@ type busyCounters struct {
 
 func (x *BusyPollExt) counters() busyCounters {
 	c := busyCounters{readers: x.st.BusyStats()}
-	for _, q := range x.h.Queues {
-		c.polls += q.NAPI.BusyPolls
-		c.pkts += q.NAPI.BusyPackets
+	for _, n := range x.napis {
+		c.polls += n.BusyPolls
+		c.pkts += n.BusyPackets
 	}
 	return c
 }

@@ -54,7 +54,11 @@ func StackLayer(h *Host) error {
 	if x.Backlog.RPS() {
 		x.Stack.RPS = x.Backlog
 	}
-	if err := h.busyPoll(x.Stack); err != nil {
+	napis := make([]*napi.NAPI, len(h.Queues))
+	for i, q := range h.Queues {
+		napis[i] = q.NAPI
+	}
+	if err := h.busyPoll(x.Stack, napis); err != nil {
 		return err
 	}
 	h.buildSockets(x)
@@ -88,9 +92,9 @@ func StackLayer(h *Host) error {
 }
 
 // busyPoll turns on busy polling of the sockets (stack.busy_read): a
-// socket's NAPI is that of the RX queue its last skb came from, except
-// behind a cpumap, whose skbs carry no NAPI id.
-func (h *Host) busyPoll(st *stack.Stack) error {
+// socket's NAPI is that of the RX queue its last skb came from (napis,
+// indexed by queue), except behind a cpumap, whose skbs carry no NAPI id.
+func (h *Host) busyPoll(st *stack.Stack, napis []*napi.NAPI) error {
 	usec := h.Spec.Stack.BusyRead
 	if usec <= 0 {
 		return nil
@@ -102,15 +106,15 @@ func (h *Host) busyPoll(st *stack.Stack) error {
 	var napiOf func(q uint16) *napi.NAPI
 	if h.Spec.XDP.Program != "redirect-cpu" {
 		napiOf = func(q uint16) *napi.NAPI {
-			if int(q) < len(h.Queues) {
-				return h.Queues[q].NAPI
+			if int(q) < len(napis) {
+				return napis[q]
 			}
 			return nil
 		}
 	}
 	st.EnableBusyPoll(stack.BusyPoll{Read: sim.Time(usec) * sim.Microsecond, Iter: c.Call, NAPIOf: napiOf, Funcs: h.Funcs,
 		Budget: h.Spec.Stack.BusyPollBudget, Prefer: h.Spec.Stack.PreferBusyPoll})
-	h.Ext = append(h.Ext, &BusyPollExt{h: h, st: st})
+	h.Ext = append(h.Ext, &BusyPollExt{h: h, st: st, napis: napis})
 	return nil
 }
 

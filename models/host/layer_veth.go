@@ -192,11 +192,16 @@ func (h *Host) vethStack(rq *nic.VethRQ, rxcpu int) error {
 	if x.Backlog.RPS() {
 		x.Stack.RPS = x.Backlog
 	}
+	if err := h.busyPoll(x.Stack, []*napi.NAPI{rq.NAPI}); err != nil {
+		return err
+	}
 	h.buildSockets(x)
 	jiffy := sim.Second / sim.Time(s.Kernel.HZ)
 	d := stack.NewDriverRx(x.Stack, rxcpu, h.groConfig(), gc, h.Funcs)
-	rq.Stack = vethGRO{d, uint16(rxcpu)}
+	vg := &vethGRO{d, uint16(rxcpu)}
+	rq.Stack = vg
 	rq.NAPI.GRO = &stack.NAPIGRO{E: d.GRO, Jiffy: jiffy}
+	rq.NAPI.OnPollCPU = func(c int) { d.SetCPU(c); rq.Hook.SetRxCPU(c); vg.cpu = uint16(c) } // a busy poller's CPU, and back
 	x.Drivers = append(x.Drivers, d)
 	h.Ext = append(h.Ext, x)
 	if s.XDP.Program != "redirect-cpu" {
@@ -218,10 +223,10 @@ type vethGRO struct {
 	cpu uint16
 }
 
-var _ xdp.Stack = vethGRO{}
+var _ xdp.Stack = (*vethGRO)(nil)
 
 // Receive implements xdp.Stack.
-func (g vethGRO) Receive(w *sim.Work, p pkt.Packet) {
+func (g *vethGRO) Receive(w *sim.Work, p pkt.Packet) {
 	p.AllocCPU = g.cpu
 	g.d.GRO.Receive(w, p)
 }

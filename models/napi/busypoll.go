@@ -88,7 +88,7 @@ func (b *BusyLoop) Iterate(w *sim.Work, n *NAPI) int {
 			return 0
 		}
 		n.sched, n.inBusy = true, true
-		n.setPollCPU(b.sn.cpu.ID)
+		n.setPoller(b.sn)
 		b.n = n
 	}
 	work := n.poller.Poll(n, w, b.budget())
@@ -152,7 +152,7 @@ func (b *BusyLoop) Stop(w *sim.Work) {
 	if b.Prefer {
 		n.deferCount = n.cfg.DeferHardIRQs
 		if n.deferCount > 0 && n.cfg.GROFlushTimeout > 0 {
-			n.armTimer(w.Now() + n.cfg.GROFlushTimeout)
+			n.armTimer(w.Now()+n.cfg.GROFlushTimeout, b.sn)
 			skip = true
 		}
 	}
@@ -175,10 +175,11 @@ func (b *BusyLoop) Stop(w *sim.Work) {
 	}
 	n.Schedules++
 	if n.thread != nil {
+		n.pollSN = n.home
 		n.setPollCPU(n.homeCPU())
 		n.thread.CPU().Wake(n.thread)
 		return
 	}
-	n.softnet = b.sn
+	n.softnet = b.sn // pollSN and the poll CPU stay the poller's
 	b.sn.add(n)
 }

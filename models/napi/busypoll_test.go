@@ -120,14 +120,15 @@ func btoi[T ~int | ~int64](b bool) T {
 //   - "stop defers": the loop takes the idle NAPI at 500 ns and polls 3 at
 //     525; busy_poll_stop arms the watchdog and polls 0 at 555:
 //     napi_complete_done keeps the IRQ masked (defer count 2 -> 1) and
-//     re-arms it for 100555. The softirq then polls 0 at 100655 (1 -> 0,
-//     still masked), and 100 us later again, which completes with the IRQ
-//     re-enabled.
+//     re-arms it for 100555. The watchdog is pinned to the CPU that armed
+//     it, so CPU 1's softirq then polls 0 at 100655 (1 -> 0, still masked),
+//     and 100 us later again, which completes with the IRQ re-enabled.
 //   - "softirq yields": the IRQ scheduled the NAPI (100 pending); the
 //     loop's miss at 500 ns marks it PREFER_BUSY_POLL, so the softirq's
 //     full poll at IRQ exit (64 at 1100) completes it instead of
 //     repolling; the loop takes it at 20 us and polls the rest in budgets
-//     of 8; after its stop the watchdog polls twice more, as above.
+//     of 8; after its stop the watchdog polls twice more on CPU 1, as
+//     above.
 func TestBusyLoopPrefer(t *testing.T) {
 	cfg := napi.Config{Name: "d1", DeferHardIRQs: 2, GROFlushTimeout: 100 * sim.Microsecond}
 	t.Run("stop defers", func(t *testing.T) {
@@ -146,11 +147,14 @@ func TestBusyLoopPrefer(t *testing.T) {
 		want := []pollRec{
 			{dev: "d1", work: 3, at: 525},
 			{dev: "d1", work: 0, at: 555},
-			{dev: "d1", work: 0, at: 100655, rxActions: 1},
-			{dev: "d1", work: 0, at: 200755, rxActions: 2, complete: true},
+			{dev: "d1", work: 0, at: 100655},
+			{dev: "d1", work: 0, at: 200755, complete: true},
 		}
 		if !slices.Equal(log, want) || n.TimerFires != 2 {
 			t.Errorf("polls %+v (timer fires %d), want %+v (2)", log, n.TimerFires, want)
+		}
+		if got := [2]uint64{h.Softnet[0].RxActions, h.Softnet[1].RxActions}; got != [2]uint64{0, 2} || n.Softnet() != h.Softnet[0] {
+			t.Errorf("net_rx_action per CPU %v, want [0 2] (the watchdog fires on CPU 1); softnet back on CPU %d", got, n.Softnet().CPU().ID)
 		}
 		modeltest.Conservation(t, &led, d)
 	})
@@ -178,9 +182,9 @@ func TestBusyLoopPrefer(t *testing.T) {
 		if !slices.Equal(took, []int{8, 8, 8, 8, 4}) || b.Misses != 1 {
 			t.Errorf("the loop took %v after %d misses, want [8 8 8 8 4] after 1", took, b.Misses)
 		}
-		if h.Softnet[0].RxActions != 3 || n.TimerFires != 2 || !log[len(log)-1].complete {
-			t.Errorf("%d net_rx_action on CPU 0, %d watchdog fires, last poll %+v; want 3, 2, completing",
-				h.Softnet[0].RxActions, n.TimerFires, log[len(log)-1])
+		if h.Softnet[0].RxActions != 1 || h.Softnet[1].RxActions != 2 || n.TimerFires != 2 || !log[len(log)-1].complete {
+			t.Errorf("net_rx_action %d on CPU 0 and %d on CPU 1, %d watchdog fires, last poll %+v; want 1, 2, 2, completing",
+				h.Softnet[0].RxActions, h.Softnet[1].RxActions, n.TimerFires, log[len(log)-1])
 		}
 		modeltest.Conservation(t, &led, d)
 	})
@@ -196,3 +200,28 @@ type stepTask func(w *sim.Work)
 
 func (f stepTask) Run(_ sim.Time, w *sim.Work) { f(w) }
 func (f stepTask) Done(sim.Time) bool          { return false }
+
+// TestScheduleOnThisCPU: __napi_schedule acts on the CPU it runs on. A
+// NAPI of CPU 0 scheduled from CPU 1 (a poll there that reschedules
+// itself) is polled by CPU 1's softirq; when it completes it is back on
+// CPU 0, where its next IRQ schedules it. The poll CPU follows
+// (OnPollCPU).
+func TestScheduleOnThisCPU(t *testing.T) {
+	h := modeltest.New(modeltest.Config{CPUs: 2, NAPI: costs})
+	var led pkt.Ledger
+	var log []pollRec
+	d := newDev("d1", 10, 10, h.Funcs, &led, h.Softnet[0], &log)
+	n := napi.New(napi.Config{Name: "d1"}, d, h.Softnet[0])
+	var cpus []int
+	n.OnPollCPU = func(cpu int) { cpus = append(cpus, cpu) }
+	at(h.Eng, 0, func() { n.ScheduleOn(h.Softnet[1]) })
+	at(h.Eng, 10000, func() { d.pending = 3; led.Offer(3); n.Schedule() })
+	h.Run(sim.Millisecond)
+	if got := [2]uint64{h.Softnet[0].RxActions, h.Softnet[1].RxActions}; got != [2]uint64{1, 1} {
+		t.Errorf("net_rx_action per CPU %v, want [1 1]", got)
+	}
+	if !slices.Equal(cpus, []int{1, 0}) || n.PollCPU() != 0 || n.Softnet() != h.Softnet[0] {
+		t.Errorf("poll CPUs %v, now %d on softnet %d; want [1 0], back on 0", cpus, n.PollCPU(), n.Softnet().CPU().ID)
+	}
+	modeltest.Conservation(t, &led, d)
+}

@@ -63,8 +63,13 @@ type NAPI struct {
 	// skb build and XDP run on the polling CPU.
 	OnPollCPU func(cpu int)
 	pollCPU   int
-	thread    *sim.Thread
-	costs     *Costs
+	// pollSN is the softnet of the CPU that runs (or last ran) the polls:
+	// a __napi_schedule from inside a poll, and the watchdog hrtimer the
+	// poll arms (HRTIMER_MODE_REL_PINNED), act on that CPU; timerSN is
+	// where the armed watchdog fires.
+	pollSN, timerSN *Softnet
+	thread          *sim.Thread
+	costs           *Costs
 
 	sched  bool
 	missed bool
@@ -102,7 +107,13 @@ func New(cfg Config, p Poller, sn *Softnet) *NAPI {
 	if cfg.Weight <= 0 {
 		cfg.Weight = NAPIPollWeight
 	}
-	return &NAPI{cfg: cfg, poller: p, softnet: sn, home: sn, costs: sn.costs, pollCPU: sn.cpu.ID}
+	return &NAPI{cfg: cfg, poller: p, softnet: sn, home: sn, costs: sn.costs, pollCPU: sn.cpu.ID, pollSN: sn, timerSN: sn}
+}
+
+// setPoller makes sn's CPU the one that polls the NAPI.
+func (n *NAPI) setPoller(sn *Softnet) {
+	n.pollSN = sn
+	n.setPollCPU(sn.cpu.ID)
 }
 
 // setPollCPU records the CPU that runs the polls and tells OnPollCPU.
@@ -120,7 +131,7 @@ func (n *NAPI) setPollCPU(cpu int) {
 // back to its IRQ CPU's softnet.
 func (n *NAPI) release() {
 	n.sched, n.preferBusy = false, false
-	n.softnet = n.home
+	n.softnet, n.pollSN = n.home, n.home
 	n.setPollCPU(n.homeCPU())
 }
 
@@ -142,6 +153,15 @@ func (n *NAPI) Weight() int { return n.cfg.Weight }
 // Softnet returns the softnet the NAPI is scheduled on.
 func (n *NAPI) Softnet() *Softnet { return n.softnet }
 
+// PollCPU returns the CPU that runs the NAPI's polls: its IRQ CPU's
+// softirq, its thread's CPU, or a busy poller's (BusyLoop).
+func (n *NAPI) PollCPU() int { return n.pollCPU }
+
+// PollSoftnet returns the softnet of the CPU that runs (or last ran) the
+// NAPI's poll: a driver's __napi_schedule from inside its poll (veth_poll's
+// re-check of the ring) goes there.
+func (n *NAPI) PollSoftnet() *Softnet { return n.pollSN }
+
 // Scheduled reports NAPI_STATE_SCHED.
 func (n *NAPI) Scheduled() bool { return n.sched }
 
@@ -158,7 +178,14 @@ func (n *NAPI) SetThreaded(cpu *sim.CPU) {
 // Schedule is napi_schedule: set SCHED and put the NAPI on the poll list of
 // its softnet (raising NET_RX), or wake its thread; if already scheduled,
 // set MISSED so the poll runs again.
-func (n *NAPI) Schedule() {
+func (n *NAPI) Schedule() { n.ScheduleOn(n.home) }
+
+// ScheduleOn is napi_schedule run on sn's CPU: __napi_schedule puts the
+// NAPI on the poll list of the CPU it runs on (this_cpu's softnet_data),
+// which then polls it until it completes. The IRQ and veth's transmit
+// schedule on the NAPI's own CPU (Schedule); a poll that reschedules
+// itself, on the CPU that polled.
+func (n *NAPI) ScheduleOn(sn *Softnet) {
 	if n.sched {
 		n.missed = true
 		return
@@ -168,6 +195,10 @@ func (n *NAPI) Schedule() {
 	if n.thread != nil {
 		n.thread.CPU().Wake(n.thread)
 		return
+	}
+	if sn != n.home {
+		n.softnet = sn
+		n.setPoller(sn)
 	}
 	n.softnet.add(n)
 }
@@ -203,22 +234,25 @@ func (n *NAPI) CompleteDone(w *sim.Work, work int) bool {
 			n.GRO.FlushAll(w)
 		}
 	}
+	here := n.pollSN // the CPU running this poll
 	n.release()
 	if n.missed {
 		n.missed = false
-		n.Schedule()
+		n.ScheduleOn(here)
 		return false
 	}
 	if timeout > 0 {
-		n.armTimer(w.Now() + timeout)
+		n.armTimer(w.Now()+timeout, here)
 	}
 	return ret
 }
 
-// armTimer starts the napi_watchdog hrtimer.
-func (n *NAPI) armTimer(at sim.Time) {
+// armTimer starts the napi_watchdog hrtimer on sn's CPU (pinned: it fires
+// where it was armed).
+func (n *NAPI) armTimer(at sim.Time, sn *Softnet) {
 	n.timerGen++
 	n.timerArmed = true
+	n.timerSN = sn
 	n.softnet.cpu.Engine().Schedule(at+n.cfg.TimerJitter.Delay(), (*napiTimer)(n), n.timerGen)
 }
 
@@ -237,7 +271,7 @@ func (t *napiTimer) Fire(now sim.Time, gen int64) {
 		return // napi_watchdog's test_and_set_bit(SCHED) fails: a busy poller (or the softirq) has it
 	}
 	n.preferBusy = false
-	n.Schedule()
+	n.ScheduleOn(n.timerSN)
 }
 
 // poll runs one __napi_poll; it returns the work done and whether the NAPI

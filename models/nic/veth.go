@@ -163,14 +163,9 @@ func NewVethRQ(size int, hook *xdp.Hook, led *pkt.Ledger, c VethCosts, funcs *si
 // Queued implements pkt.Queuer: entries in the ring.
 func (rq *VethRQ) Queued() int { return rq.Ring.Queued() + rq.bulk.n }
 
-// ConsumerCPU returns the CPU that runs veth_poll: the NAPI kthread's, or
-// the softnet's (the transmitting CPU).
-func (rq *VethRQ) ConsumerCPU() int {
-	if t := rq.NAPI.Thread(); t != nil {
-		return t.CPU().ID
-	}
-	return rq.NAPI.Softnet().CPU().ID
-}
+// ConsumerCPU returns the CPU that runs veth_poll: the NAPI kthread's, the
+// softnet's (the transmitting CPU), or a busy-polling reader's.
+func (rq *VethRQ) ConsumerCPU() int { return rq.NAPI.PollCPU() }
 
 // ChargeXmit charges, in the step of the sender on cpu, the transmit of n packets
 // (veth_xmit per skb, or one veth_xdp_xmit bulk of n frames) and the
@@ -219,10 +214,13 @@ func (rq *VethRQ) xdpFlush() {
 	if rq.notifyMasked {
 		return
 	}
-	rq.schedule()
+	rq.schedule(nil)
 }
 
-func (rq *VethRQ) schedule() {
+// schedule is napi_schedule_prep + __napi_schedule on sn's CPU: nil for
+// __veth_xdp_flush on the transmitting CPU (the NAPI's own softnet in the
+// model), the polling CPU's for veth_poll's re-check of the ring.
+func (rq *VethRQ) schedule(sn *napi.Softnet) {
 	n := rq.NAPI
 	if !n.Scheduled() {
 		rq.notifyMasked = true
@@ -231,13 +229,19 @@ func (rq *VethRQ) schedule() {
 			rq.owedWakes++
 		}
 	}
-	n.Schedule() // already SCHED: napi_schedule_prep sets MISSED
+	// already SCHED: napi_schedule_prep sets MISSED
+	if sn == nil {
+		n.Schedule()
+	} else {
+		n.ScheduleOn(sn)
+	}
 }
 
 // Poll implements napi.Poller: veth_poll -> veth_xdp_rcv for up to budget
 // entries, the XDP_PASS bulk, xdp_do_flush, then napi_complete_done with
 // rx_notify_masked cleared and the ring re-checked.
 func (rq *VethRQ) Poll(n *napi.NAPI, w *sim.Work, budget int) int {
+	here := n.PollSoftnet()
 	rq.Polls++
 	w.Add(rq.fnPoll, rq.cPollCall)
 	done, bytes := 0, 0
@@ -266,7 +270,7 @@ func (rq *VethRQ) Poll(n *napi.NAPI, w *sim.Work, budget int) int {
 	if done < budget && n.CompleteDone(w, done) {
 		rq.notifyMasked = false
 		if rq.Ring.Queued() > 0 {
-			rq.schedule()
+			rq.schedule(here) // on the CPU that polled
 		}
 	}
 	return done
