@@ -127,10 +127,10 @@ func TestBusyPollBudget(t *testing.T) {
 // (SO_BUSY_POLL 50 on validate's listener, stack.busy_read here) takes
 // part of the packets on its own CPU; while it owns the NAPI the sender's
 // transmits find it scheduled and run no softirq on CPU 0, so the sender
-// sends more. The validation VM shows the same direction (rx 304,805 ->
-// 903,123 pkt/s, CPU 0 softirq 68 -> 9 %), more strongly: there the NAPI
-// moves to CPU 1's softirq (82 %), which the model's stop polls, never
-// full, do not reach.
+// sends more, and a transmit during a poll on CPU 1 sets MISSED, which
+// reschedules the NAPI on CPU 1's softirq. The validation VM shows the
+// same direction (rx 304,805 -> 903,123 pkt/s, CPU 0 softirq 68 -> 9 %),
+// more strongly: there the NAPI stays on CPU 1 (82 % softirq).
 func TestVethBusyPoll(t *testing.T) {
 	sets := []string{"traffic.generator=afpacket"}
 	off := run(t, "veth-xdp-pass-udp", sets...)
@@ -138,6 +138,9 @@ func TestVethBusyPoll(t *testing.T) {
 	b := on.BusyPoll
 	if b == nil || b.RxPPS < 0.2*on.RxPPS || on.Softnet[1].Processed == 0 {
 		t.Fatalf("busy polls %+v, CPU 1 processed %d; want a share of %.0f pkt/s on CPU 1", b, on.Softnet[1].Processed, on.RxPPS)
+	}
+	if on.CPU[1].Classes["softirq"] < 0.05 {
+		t.Errorf("CPU 1 softirq %.3f, want the NAPI rescheduled there by MISSED", on.CPU[1].Classes["softirq"])
 	}
 	if on.RxPPS < 1.2*off.RxPPS || on.CPU[0].Classes["softirq"] > off.CPU[0].Classes["softirq"]-0.1 {
 		t.Errorf("rx %.0f -> %.0f pkt/s, CPU 0 softirq %.2f -> %.2f; want the sender faster and CPU 0's softirq lighter",

@@ -57,6 +57,11 @@ func VethLayer(h *Host) error {
 	if err := h.vethStack(rq, rxcpu); err != nil {
 		return err
 	}
+	// veth_poll's re-check of the ring must see what the sender produced
+	// while the poll ran: each step may yield there
+	for _, c := range h.CPUs {
+		c.SetYield(true)
+	}
 	h.CPUs[gcpu].Wake(th)
 	for i, d := range s.Noise.Background {
 		if d > 0 {
