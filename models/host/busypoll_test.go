@@ -147,3 +147,20 @@ func TestVethBusyPoll(t *testing.T) {
 			off.RxPPS, on.RxPPS, off.CPU[0].Classes["softirq"], on.CPU[0].Classes["softirq"])
 	}
 }
+
+// BenchmarkBusyPoll reports simulated seconds per wall-second for busy
+// polling: one TCP_RR flow whose server spins on the ixgbe queue (the spin
+// is charged to the ring's next arrival in one step), and the veth reader
+// of veth-xdp-pass-udp, whose NAPI is often held by the sender's softirq
+// (the loop then iterates one by one).
+func BenchmarkBusyPoll(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		sets []string
+	}{
+		{"tcp-rr", []string{"traffic.flows=1", "stack.busy_read=50", `duration="100ms"`}},
+		{"veth-xdp-pass-udp", []string{"traffic.generator=afpacket", "stack.busy_read=50", `duration="100ms"`}},
+	} {
+		b.Run("scenario="+c.name, func(b *testing.B) { benchScenario(b, c.name, c.sets...) })
+	}
+}

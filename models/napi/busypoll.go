@@ -8,6 +8,12 @@ import "github.com/rxsim/rxsim/sim"
 // on its CPU, or data another CPU queued, at the end of the quantum.
 const SpinQuantum = 2 * sim.Microsecond
 
+// MissSpin is how many iterations the model spins in one charge while the
+// NAPI is held elsewhere (a modelling granularity: the kernel looks every
+// iteration, so the release of the NAPI, or data another CPU queued, is
+// seen up to MissSpin-1 iterations late).
+const MissSpin = 4
+
 // BusyPollBudget is BUSY_POLL_BUDGET (include/net/busy_poll.h): the budget
 // of each napi->poll a busy poller makes (kernel-rx-path.md §5.7).
 const BusyPollBudget = 8
@@ -120,13 +126,15 @@ func (b *BusyLoop) Spin(w *sim.Work, until sim.Time) sim.Time {
 }
 
 // Horizon is when an iteration could next find work: for an owned NAPI
-// whose poller is a Horizoner, the poller's next work; otherwise the next
-// iteration (the NAPI is polled elsewhere, or may be freed any time).
+// whose poller is a Horizoner, the poller's next work; for another owned
+// one, the next iteration; for a NAPI held elsewhere, MissSpin iterations
+// on (it may be freed any time).
 func (b *BusyLoop) Horizon(now sim.Time) sim.Time {
-	if b.n != nil {
-		if h, ok := b.n.poller.(Horizoner); ok {
-			return h.NextWork(now)
-		}
+	if b.n == nil {
+		return now + MissSpin*b.iter
+	}
+	if h, ok := b.n.poller.(Horizoner); ok {
+		return h.NextWork(now)
 	}
 	return now + b.iter
 }
