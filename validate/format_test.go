@@ -153,6 +153,8 @@ func TestCLIUsageErrors(t *testing.T) {
 		{"--all", "veth-xdp-drop"},
 		{"veth-xdp-drop", "--iface", "eth0"},
 		{"veth-xdp-drop", "extra"},
+		{"veth-xdp-drop", "--busy-poll", "50"}, // no listener to busy-poll
+		{"veth-xdp-pass-udp", "--busy-poll", "-1"},
 	} {
 		var stderr bytes.Buffer
 		err := CLI(io.Discard, &stderr, args)
