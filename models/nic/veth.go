@@ -19,6 +19,18 @@ import (
 	"github.com/rxsim/rxsim/sim"
 )
 
+// PtrRingBatch is the ptr_ring consumer's zeroing batch, r->batch =
+// 2 * SMP_CACHE_BYTES / sizeof(void *) = 16 on x86-64 (include/linux/
+// ptr_ring.h, kernel-rx-path.md §6.3). With fewer entries queued the
+// producer and the consumer work in the same cache lines and the remote
+// transmit surcharge applies to every entry; with more, the producer
+// writes lines the consumer zeroed a batch at a time, one transfer per
+// line of ptrsPerLine entries.
+const (
+	PtrRingBatch = 16
+	ptrsPerLine  = 8 // SMP_CACHE_BYTES / sizeof(void *)
+)
+
 // veth constants (drivers/net/veth.c, §2b).
 const (
 	VethRingSize   = 256 // VETH_RING_SIZE: entries of the per-RX-queue ptr_ring
@@ -32,8 +44,10 @@ type VethCosts struct {
 	// (__dev_forward_skb, ptr_ring_produce under the producer lock,
 	// __veth_xdp_flush).
 	XmitPkt float64
-	// XmitRemote is added per skb when veth_poll runs on another CPU (the
-	// ring's lines and the skbs freed there bounce between CPUs).
+	// XmitRemote is added per skb when veth_poll runs on another CPU and
+	// the ring is nearly empty: the producer writes the cache line the
+	// consumer is reading, so it bounces for every entry (see
+	// PtrRingBatch for a fuller ring).
 	XmitRemote float64
 	// XdpXmitCall and XdpXmitPkt are veth_xdp_xmit per bulk and per frame.
 	XdpXmitCall, XdpXmitPkt float64
@@ -175,7 +189,11 @@ func (rq *VethRQ) ChargeXmit(w *sim.Work, cpu, n int, frames bool) {
 	case frames:
 		w.Add(rq.fnXdpXmit, rq.cXdpCall+sim.Time(n)*rq.cXdpPkt)
 	case cpu != rq.ConsumerCPU():
-		w.Add(rq.fnXmit, sim.Time(n)*(rq.cXmit+rq.cXmitRemote))
+		remote := rq.cXmitRemote
+		if rq.Ring.Queued() >= PtrRingBatch {
+			remote /= ptrsPerLine
+		}
+		w.Add(rq.fnXmit, sim.Time(n)*(rq.cXmit+remote))
 	default:
 		w.Add(rq.fnXmit, sim.Time(n)*rq.cXmit)
 	}

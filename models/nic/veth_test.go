@@ -150,3 +150,42 @@ func TestVethNotifyMasked(t *testing.T) {
 		t.Errorf("conservation: imbalance %d", imb)
 	}
 }
+
+// TestVethXmitRemote: the sender's remote-consumer surcharge (80 ns here)
+// is paid per skb while the ring holds fewer than PtrRingBatch entries
+// (producer and consumer in the same cache lines), an eighth of it (one
+// line transfer per 8 pointers) with more queued, and not at all when
+// the consumer is the sender's own CPU.
+func TestVethXmitRemote(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		cpu    int // the sender's CPU (the consumer is CPU 0)
+		queued int
+		want   sim.Time
+	}{
+		{"local", 0, 0, 4},
+		{"remote, empty ring", 1, 0, 4 + 80},
+		{"remote, 15 queued", 1, PtrRingBatch - 1, 4 + 80},
+		{"remote, 16 queued", 1, PtrRingBatch, 4 + 10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newVethRig(t, "drop")
+			r.rq.cXmitRemote = 80
+			r.led.Offer(c.queued)
+			for _, p := range packets(c.queued) {
+				r.rq.Ring.produce(vethEntry{p: p}) // queued, no NAPI run
+			}
+			if r.rq.Ring.Queued() != c.queued {
+				t.Fatalf("%d queued, want %d", r.rq.Ring.Queued(), c.queued)
+			}
+			var w sim.Work
+			r.rq.ChargeXmit(&w, c.cpu, 1, false)
+			if w.Total() != c.want {
+				t.Errorf("transmit of one skb charged %d ns, want %d", w.Total(), c.want)
+			}
+			if imb := r.led.Check(r.rq.Queued()); imb != 0 {
+				t.Errorf("conservation: imbalance %d", imb)
+			}
+		})
+	}
+}
