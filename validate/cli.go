@@ -39,6 +39,7 @@ const usageText = `usage: rxsim validate [scenario] [flags]
        rxsim validate --cleanup          remove what a killed rxsim left behind
        rxsim validate tcp-stream [--gro] one TCP stream into the veth pair (rxsim validate tcp-stream -h)
        rxsim validate ctxsw [--cpu 1]    the cost of a context switch between two threads on one CPU
+       rxsim validate tcp-rr [--flows N] [--busy-poll US]  netperf TCP_RR between the namespaces
 
 Measures the real XDP receive path on a veth pair between two network
 namespaces (or, with --iface, on a real interface fed from outside) and prints
@@ -53,6 +54,12 @@ failed, 6 interface refused (XDP program present or default route; --force),
 flags:
 `
 
+// Subcommand reports whether name is a subcommand of `rxsim validate`
+// (tcp-stream, tcp-rr, ctxsw) rather than a configuration.
+func Subcommand(name string) bool {
+	return name == "tcp-stream" || name == "tcp-rr" || name == "ctxsw"
+}
+
 // CLI implements `rxsim validate`. It handles SIGINT and SIGTERM by removing
 // everything it created. Errors carry an exit code (see ExitCode).
 func CLI(stdout, stderr io.Writer, args []string) error {
@@ -61,6 +68,9 @@ func CLI(stdout, stderr io.Writer, args []string) error {
 	}
 	if len(args) > 0 && args[0] == "ctxsw" {
 		return ctxswCLI(stdout, stderr, args[1:])
+	}
+	if len(args) > 0 && args[0] == "tcp-rr" {
+		return tcpRRCLI(stdout, stderr, args[1:])
 	}
 	fs := flag.NewFlagSet("rxsim validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -126,16 +126,11 @@ func (s *TCPSink) Stop() {
 // genTCP is a netperf TCP_STREAM sender: one connection to the sink,
 // writing tcpWriteSize blocks until the pacer stops. sent counts bytes.
 func genTCP(p *pacer) error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fd, err := dialReceiver(TCPPort)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fd)
-	sa := &unix.SockaddrInet4{Port: TCPPort}
-	copy(sa.Addr[:], ReceiverIP)
-	if err := unix.Connect(fd, sa); err != nil {
-		return fmt.Errorf("validate: TCP connect to the sink: %w", err)
-	}
 	tv := unix.NsecToTimeval(int64(100 * time.Millisecond))
 	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv); err != nil {
 		return err
@@ -154,4 +149,20 @@ func genTCP(p *pacer) error {
 		}
 		p.done(uint64(n))
 	}
+}
+
+// dialReceiver connects a TCP socket to ReceiverIP:port (the calling thread
+// is in the sender namespace); the socket is closed on error.
+func dialReceiver(port int) (int, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	sa := &unix.SockaddrInet4{Port: port}
+	copy(sa.Addr[:], ReceiverIP)
+	if err := unix.Connect(fd, sa); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("validate: TCP connect to %v:%d: %w", ReceiverIP, port, err)
+	}
+	return fd, nil
 }

@@ -77,24 +77,11 @@ type CPUShare struct {
 // Duration and measures it. Everything it creates is removed before it
 // returns, also when ctx is cancelled.
 func MeasureTCPStream(ctx context.Context, o TCPStreamOptions) (*TCPStreamResult, error) {
-	h, err := NewHarness()
+	h, x, closeAll, err := tcpHarness(o.XDP, o.GRO)
 	if err != nil {
 		return nil, err
 	}
-	defer h.Close()
-	x, err := LoadXDP(XDPSpec{Program: ProgPass})
-	if err != nil {
-		return nil, err
-	}
-	defer x.Close()
-	if o.XDP {
-		if err := h.AttachXDP(x.Prog, false); err != nil {
-			return nil, err
-		}
-	}
-	if err := h.Configure(NetSettings{GRO: o.GRO, ThreadedCPU: -1}); err != nil {
-		return nil, err
-	}
+	defer closeAll()
 	sink, err := StartTCPSink(h, o.ReaderCPU)
 	if err != nil {
 		return nil, err
@@ -142,6 +129,32 @@ func MeasureTCPStream(ctx context.Context, o TCPStreamOptions) (*TCPStreamResult
 		return nil, err
 	}
 	return tcpResult(o, a, b), nil
+}
+
+// tcpHarness builds the veth pair for the TCP measurements, with the
+// XDP_PASS program loaded (its counters count the frames), attached natively
+// to the receiving veth when xdp, and the receiving veth's GRO set. closeAll
+// removes everything; on error nothing is left.
+func tcpHarness(xdp, gro bool) (h *Harness, x *XDPObjects, closeAll func(), err error) {
+	if h, err = NewHarness(); err != nil {
+		return nil, nil, nil, err
+	}
+	if x, err = LoadXDP(XDPSpec{Program: ProgPass}); err != nil {
+		h.Close()
+		return nil, nil, nil, err
+	}
+	closeAll = func() { x.Close(); h.Close() }
+	if xdp {
+		err = h.AttachXDP(x.Prog, false)
+	}
+	if err == nil {
+		err = h.Configure(NetSettings{GRO: gro, ThreadedCPU: -1})
+	}
+	if err != nil {
+		closeAll()
+		return nil, nil, nil, err
+	}
+	return h, x, closeAll, nil
 }
 
 // tcpSnapshot is the counters MeasureTCPStream reads at both ends.
@@ -192,19 +205,7 @@ func tcpResult(o TCPStreamOptions, a, b *tcpSnapshot) *TCPStreamResult {
 		ReadsPerSec:           float64(b.reads-a.reads) / dt,
 		GoodputGbps:           float64(b.bytes-a.bytes) * 8 / dt / 1e9,
 	}
-	for i := range b.stat {
-		if i >= len(a.stat) {
-			break
-		}
-		x, y := a.stat[i], b.stat[i]
-		tot := float64(y.Total() - x.Total())
-		if tot <= 0 {
-			continue
-		}
-		r.CPU = append(r.CPU, CPUShare{CPU: y.CPU, User: float64(y.User+y.Nice-x.User-x.Nice) / tot,
-			System: float64(y.System-x.System) / tot, SoftIRQ: float64(y.SoftIRQ-x.SoftIRQ) / tot,
-			Idle: float64(y.Idle+y.IOWait-x.Idle-x.IOWait) / tot})
-	}
+	r.CPU = cpuShares(a.stat, b.stat)
 	return r
 }
 
@@ -242,18 +243,35 @@ func tcpStreamCLI(stdout, stderr io.Writer, args []string) error {
 	fs.BoolVar(&o.GRO, "gro", false, "GRO on the receiving veth")
 	fs.IntVar(&o.SenderCPU, "sender-cpu", 0, "CPU of the sending thread (and of the veth NAPI)")
 	fs.IntVar(&o.ReaderCPU, "reader-cpu", 1, "CPU of the sink's reader")
-	fs.DurationVar(&o.Warmup, "warmup", 2*time.Second, "traffic before measuring")
-	fs.DurationVar(&o.Duration, "duration", 5*time.Second, "measured time")
+	return runTCPCLI(stdout, fs, args, &o.Warmup, &o.Duration, 2*time.Second, 5*time.Second, nil, func(ctx context.Context) (any, error) {
+		return MeasureTCPStream(ctx, o)
+	}, func(w io.Writer, r any) { WriteTCPStream(w, r.(*TCPStreamResult)) })
+}
+
+// runTCPCLI is the common part of the TCP subcommands: fs gains --warmup,
+// --duration (stored in warmup and duration, with their defaults) and
+// --json; after parsing, check (may be nil) validates the other flags; the
+// measurement runs until done or SIGINT/SIGTERM, and its result prints as
+// JSON or with text.
+func runTCPCLI(stdout io.Writer, fs *flag.FlagSet, args []string, warmup, duration *time.Duration, defWarmup, defDuration time.Duration,
+	check func() error, measure func(context.Context) (any, error), text func(io.Writer, any)) error {
+	fs.DurationVar(warmup, "warmup", defWarmup, "traffic before measuring")
+	fs.DurationVar(duration, "duration", defDuration, "measured time")
 	jsonOut := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
 		return usageErr("%v", err)
 	}
-	if o.Duration <= 0 || o.Duration > MaxDuration || o.Warmup < 0 || o.Warmup > MaxDuration {
+	if *duration <= 0 || *duration > MaxDuration || *warmup < 0 || *warmup > MaxDuration {
 		return usageErr("--duration must be in (0, %v] and --warmup in [0, %v]", MaxDuration, MaxDuration)
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return err
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	r, err := MeasureTCPStream(ctx, o)
+	r, err := measure(ctx)
 	if err != nil {
 		return err
 	}
@@ -262,7 +280,7 @@ func tcpStreamCLI(stdout, stderr io.Writer, args []string) error {
 		e.SetIndent("", "  ")
 		return e.Encode(r)
 	}
-	WriteTCPStream(stdout, r)
+	text(stdout, r)
 	return nil
 }
 

@@ -77,6 +77,9 @@ func cmdValidate(stdout, stderr io.Writer, args []string) error {
 // (not --json, --iface, --all, --list or --cleanup), the scenario, and the
 // --save path if one is given.
 func sideBySide(args []string) (scen, save string, ok bool) {
+	if len(args) > 0 && validate.Subcommand(args[0]) {
+		return "", "", false // tcp-rr is also a scenario's name
+	}
 	builtin := map[string]bool{}
 	for _, n := range scenarios.Builtins() {
 		builtin[n] = true
