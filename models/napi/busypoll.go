@@ -9,9 +9,11 @@ import "github.com/rxsim/rxsim/sim"
 const SpinQuantum = 2 * sim.Microsecond
 
 // MissSpin is how many iterations the model spins in one charge while the
-// NAPI is held elsewhere (a modelling granularity: the kernel looks every
-// iteration, so the release of the NAPI, or data another CPU queued, is
-// seen up to MissSpin-1 iterations late).
+// NAPI is held elsewhere, or owned with a poller that cannot tell when it
+// will have work (veth, fed by a sender thread): a modelling granularity.
+// The kernel looks every iteration, so the release of the NAPI, a new
+// entry, or data another CPU queued is seen up to MissSpin-1 iterations
+// late.
 const MissSpin = 4
 
 // BusyPollBudget is BUSY_POLL_BUDGET (include/net/busy_poll.h): the budget
@@ -126,17 +128,16 @@ func (b *BusyLoop) Spin(w *sim.Work, until sim.Time) sim.Time {
 }
 
 // Horizon is when an iteration could next find work: for an owned NAPI
-// whose poller is a Horizoner, the poller's next work; for another owned
-// one, the next iteration; for a NAPI held elsewhere, MissSpin iterations
-// on (it may be freed any time).
+// whose poller is a Horizoner, the poller's next work; otherwise MissSpin
+// iterations on (a NAPI held elsewhere may be freed, and a poller that
+// cannot tell may be fed, any time).
 func (b *BusyLoop) Horizon(now sim.Time) sim.Time {
-	if b.n == nil {
-		return now + MissSpin*b.iter
+	if b.n != nil {
+		if h, ok := b.n.poller.(Horizoner); ok {
+			return h.NextWork(now)
+		}
 	}
-	if h, ok := b.n.poller.(Horizoner); ok {
-		return h.NextWork(now)
-	}
-	return now + b.iter
+	return now + MissSpin*b.iter
 }
 
 // Stop is busy_poll_stop: clear MISSED and IN_BUSY_POLL and poll once more
