@@ -41,13 +41,9 @@ func (x *BusyPollExt) Queued() int { return 0 }
 func (x *BusyPollExt) Report(r *Result, secs float64) {
 	now, old := x.counters(), x.snap
 	rate := func(a, b uint64) float64 { return float64(a-b) / secs }
-	budget := x.h.Spec.Stack.BusyPollBudget
-	if budget == 0 {
-		budget = napi.BusyPollBudget
-	}
 	r.BusyPoll = &BusyPoll{
 		ReadUS:         x.h.Spec.Stack.BusyRead,
-		Budget:         budget,
+		Budget:         napi.BusyBudget(x.h.Spec.Stack.BusyPollBudget),
 		Prefer:         x.h.Spec.Stack.PreferBusyPoll,
 		LoopsPerSec:    rate(now.readers.Loops, old.readers.Loops),
 		TimeoutsPerSec: rate(now.readers.Timeouts, old.readers.Timeouts),

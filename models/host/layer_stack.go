@@ -8,6 +8,7 @@ import (
 	"github.com/rxsim/rxsim/models/gro"
 	"github.com/rxsim/rxsim/models/napi"
 	"github.com/rxsim/rxsim/models/stack"
+	"github.com/rxsim/rxsim/models/xdp"
 	"github.com/rxsim/rxsim/sim"
 )
 
@@ -75,8 +76,7 @@ func StackLayer(h *Host) error {
 		d := stack.NewDriverRx(x.Stack, cpu, h.groConfig(), gc, h.Funcs)
 		q.Hook.Stack = d
 		q.NAPI.GRO = &stack.NAPIGRO{E: d.GRO, Jiffy: jiffy}
-		hook := q.Hook
-		q.NAPI.OnPollCPU = func(c int) { d.SetCPU(c); hook.SetRxCPU(c) } // a busy poller's CPU, and back
+		followPollCPU(q.NAPI, d, q.Hook)
 		x.Drivers = append(x.Drivers, d)
 	}
 	h.Ext = append(h.Ext, x)
@@ -89,6 +89,12 @@ func StackLayer(h *Host) error {
 		return h.buildDevmap()
 	}
 	return nil
+}
+
+// followPollCPU moves a queue's XDP hook and skb path to the CPU that
+// polls its NAPI (a busy poller's, and back).
+func followPollCPU(n *napi.NAPI, d *stack.DriverRx, hook *xdp.Hook) {
+	n.OnPollCPU = func(c int) { d.SetCPU(c); hook.SetRxCPU(c) }
 }
 
 // busyPoll turns on busy polling of the sockets (stack.busy_read): a

@@ -203,10 +203,9 @@ func (h *Host) vethStack(rq *nic.VethRQ, rxcpu int) error {
 	h.buildSockets(x)
 	jiffy := sim.Second / sim.Time(s.Kernel.HZ)
 	d := stack.NewDriverRx(x.Stack, rxcpu, h.groConfig(), gc, h.Funcs)
-	vg := &vethGRO{d, uint16(rxcpu)}
-	rq.Stack = vg
+	rq.Stack = vethGRO{d}
 	rq.NAPI.GRO = &stack.NAPIGRO{E: d.GRO, Jiffy: jiffy}
-	rq.NAPI.OnPollCPU = func(c int) { d.SetCPU(c); rq.Hook.SetRxCPU(c); vg.cpu = uint16(c) } // a busy poller's CPU, and back
+	followPollCPU(rq.NAPI, d, rq.Hook)
 	x.Drivers = append(x.Drivers, d)
 	h.Ext = append(h.Ext, x)
 	if s.XDP.Program != "redirect-cpu" {
@@ -222,16 +221,16 @@ func (h *Host) vethStack(rq *nic.VethRQ, rxcpu int) error {
 }
 
 // vethGRO is napi_gro_receive for veth skbs (no driver skb build): the
-// skbs are built by veth_xdp_rcv_bulk_skb on the NAPI's CPU.
+// skbs are built by veth_xdp_rcv_bulk_skb on the CPU that polls the NAPI
+// (the skb path's CPU).
 type vethGRO struct {
-	d   *stack.DriverRx
-	cpu uint16
+	d *stack.DriverRx
 }
 
-var _ xdp.Stack = (*vethGRO)(nil)
+var _ xdp.Stack = vethGRO{}
 
 // Receive implements xdp.Stack.
-func (g *vethGRO) Receive(w *sim.Work, p pkt.Packet) {
-	p.AllocCPU = g.cpu
+func (g vethGRO) Receive(w *sim.Work, p pkt.Packet) {
+	p.AllocCPU = uint16(g.d.CPU())
 	g.d.GRO.Receive(w, p)
 }

@@ -108,9 +108,13 @@ func (b *BusyLoop) Iterate(w *sim.Work, n *NAPI) int {
 	return work
 }
 
-func (b *BusyLoop) budget() int {
-	if b.Budget > 0 {
-		return b.Budget
+func (b *BusyLoop) budget() int { return BusyBudget(b.Budget) }
+
+// BusyBudget is the budget of a busy poll for SO_BUSY_POLL_BUDGET n: n,
+// or BUSY_POLL_BUDGET when n is 0.
+func BusyBudget(n int) int {
+	if n > 0 {
+		return n
 	}
 	return BusyPollBudget
 }
@@ -184,8 +188,7 @@ func (b *BusyLoop) Stop(w *sim.Work) {
 	}
 	n.Schedules++
 	if n.thread != nil {
-		n.pollSN = n.home
-		n.setPollCPU(n.homeCPU())
+		n.goHome()
 		n.thread.CPU().Wake(n.thread)
 		return
 	}

@@ -43,14 +43,9 @@ func TestBusyLoop(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := modeltest.New(modeltest.Config{CPUs: 2, NAPI: costs})
-			var led pkt.Ledger
-			var log []pollRec
-			d := newDev("d1", c.pending, 10, h.Funcs, &led, h.Softnet[0], &log)
-			n := napi.New(napi.Config{Name: "d1"}, d, h.Softnet[0])
+			h, led, log, d, n, b := busyRig(napi.Config{Name: "d1"}, c.pending)
 			var cpus []int
 			n.OnPollCPU = func(cpu int) { cpus = append(cpus, cpu) }
-			b := napi.NewBusyLoop(h.Softnet[1], h.Funcs, 25)
 			if c.irqBefore {
 				// a 1000 ns hard IRQ at 0 schedules the NAPI; its softirq
 				// polls it at IRQ exit, after the loop's iteration at 500
@@ -73,7 +68,7 @@ func TestBusyLoop(t *testing.T) {
 			h.Run(sim.Millisecond)
 			var work []int
 			var complete []bool
-			for _, r := range log {
+			for _, r := range *log {
 				work, complete = append(work, r.work), append(complete, r.complete)
 			}
 			if !slices.Equal(work, c.wantWork) || !slices.Equal(complete, c.wantComplete) {
@@ -92,7 +87,7 @@ func TestBusyLoop(t *testing.T) {
 			if busy := min(c.pending, 2*napi.BusyPollBudget) * btoi[int](c.wantMisses == 0); n.BusyPackets != uint64(busy) {
 				t.Errorf("BusyPackets %d, want %d", n.BusyPackets, busy)
 			}
-			modeltest.Conservation(t, &led, d)
+			modeltest.Conservation(t, led, d)
 		})
 	}
 }
@@ -132,12 +127,7 @@ func btoi[T ~int | ~int64](b bool) T {
 func TestBusyLoopPrefer(t *testing.T) {
 	cfg := napi.Config{Name: "d1", DeferHardIRQs: 2, GROFlushTimeout: 100 * sim.Microsecond}
 	t.Run("stop defers", func(t *testing.T) {
-		h := modeltest.New(modeltest.Config{CPUs: 2, NAPI: costs})
-		var led pkt.Ledger
-		var log []pollRec
-		d := newDev("d1", 3, 10, h.Funcs, &led, h.Softnet[0], &log)
-		n := napi.New(cfg, d, h.Softnet[0])
-		b := napi.NewBusyLoop(h.Softnet[1], h.Funcs, 25)
+		h, led, log, d, n, b := busyRig(cfg, 3)
 		b.Prefer = true
 		onCPU(h, 1, 500, func(w *sim.Work) {
 			b.Iterate(w, n)
@@ -150,21 +140,16 @@ func TestBusyLoopPrefer(t *testing.T) {
 			{dev: "d1", work: 0, at: 100655},
 			{dev: "d1", work: 0, at: 200755, complete: true},
 		}
-		if !slices.Equal(log, want) || n.TimerFires != 2 {
-			t.Errorf("polls %+v (timer fires %d), want %+v (2)", log, n.TimerFires, want)
+		if !slices.Equal(*log, want) || n.TimerFires != 2 {
+			t.Errorf("polls %+v (timer fires %d), want %+v (2)", *log, n.TimerFires, want)
 		}
 		if got := [2]uint64{h.Softnet[0].RxActions, h.Softnet[1].RxActions}; got != [2]uint64{0, 2} || n.Softnet() != h.Softnet[0] {
 			t.Errorf("net_rx_action per CPU %v, want [0 2] (the watchdog fires on CPU 1); softnet back on CPU %d", got, n.Softnet().CPU().ID)
 		}
-		modeltest.Conservation(t, &led, d)
+		modeltest.Conservation(t, led, d)
 	})
 	t.Run("softirq yields", func(t *testing.T) {
-		h := modeltest.New(modeltest.Config{CPUs: 2, NAPI: costs})
-		var led pkt.Ledger
-		var log []pollRec
-		d := newDev("d1", 100, 10, h.Funcs, &led, h.Softnet[0], &log)
-		n := napi.New(cfg, d, h.Softnet[0])
-		b := napi.NewBusyLoop(h.Softnet[1], h.Funcs, 25)
+		h, led, log, d, n, b := busyRig(cfg, 100)
 		b.Prefer = true
 		at(h.Eng, 0, func() { h.CPUs[0].RaiseIRQ(&slowIRQ{f: n.Schedule, d: 1000, fn: h.Funcs.ID("irq")}) })
 		onCPU(h, 1, 500, func(w *sim.Work) { b.Iterate(w, n) })
@@ -176,18 +161,29 @@ func TestBusyLoopPrefer(t *testing.T) {
 			b.Stop(w)
 		})
 		h.Run(sim.Millisecond)
-		if len(log) == 0 || log[0] != (pollRec{dev: "d1", work: 64, at: 1100, rxActions: 1}) {
-			t.Fatalf("first poll %+v, want the softirq's 64 at 1100", log)
+		if len(*log) == 0 || (*log)[0] != (pollRec{dev: "d1", work: 64, at: 1100, rxActions: 1}) {
+			t.Fatalf("first poll %+v, want the softirq's 64 at 1100", *log)
 		}
 		if !slices.Equal(took, []int{8, 8, 8, 8, 4}) || b.Misses != 1 {
 			t.Errorf("the loop took %v after %d misses, want [8 8 8 8 4] after 1", took, b.Misses)
 		}
-		if h.Softnet[0].RxActions != 1 || h.Softnet[1].RxActions != 2 || n.TimerFires != 2 || !log[len(log)-1].complete {
+		if h.Softnet[0].RxActions != 1 || h.Softnet[1].RxActions != 2 || n.TimerFires != 2 || !(*log)[len(*log)-1].complete {
 			t.Errorf("net_rx_action %d on CPU 0 and %d on CPU 1, %d watchdog fires, last poll %+v; want 1, 2, 2, completing",
-				h.Softnet[0].RxActions, h.Softnet[1].RxActions, n.TimerFires, log[len(log)-1])
+				h.Softnet[0].RxActions, h.Softnet[1].RxActions, n.TimerFires, (*log)[len(*log)-1])
 		}
-		modeltest.Conservation(t, &led, d)
+		modeltest.Conservation(t, led, d)
 	})
+}
+
+// busyRig is two CPUs, a fake device with pending packets (10 ns each) and
+// its NAPI (cfg) on CPU 0, and a busy loop of CPU 1 (25 ns per iteration);
+// the device logs its polls in *log.
+func busyRig(cfg napi.Config, pending int) (*modeltest.Harness, *pkt.Ledger, *[]pollRec, *fakeDev, *napi.NAPI, *napi.BusyLoop) {
+	h := modeltest.New(modeltest.Config{CPUs: 2, NAPI: costs})
+	led, log := &pkt.Ledger{}, &[]pollRec{}
+	d := newDev(cfg.Name, pending, 10, h.Funcs, led, h.Softnet[0], log)
+	n := napi.New(cfg, d, h.Softnet[0])
+	return h, led, log, d, n, napi.NewBusyLoop(h.Softnet[1], h.Funcs, 25)
 }
 
 // onCPU runs f as the one step of a new thread on cpu, woken at t.

@@ -131,6 +131,12 @@ func (n *NAPI) setPollCPU(cpu int) {
 // back to its IRQ CPU's softnet.
 func (n *NAPI) release() {
 	n.sched, n.preferBusy = false, false
+	n.goHome()
+}
+
+// goHome makes the NAPI's own CPU (its softnet, or its thread's CPU) the
+// one that schedules and polls it again.
+func (n *NAPI) goHome() {
 	n.softnet, n.pollSN = n.home, n.home
 	n.setPollCPU(n.homeCPU())
 }

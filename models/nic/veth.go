@@ -285,16 +285,17 @@ func (rq *VethRQ) Poll(n *napi.NAPI, w *sim.Work, budget int) int {
 	rq.Hook.Finalize(w)
 	rq.Packets += uint64(done)
 	rq.Bytes += uint64(bytes)
-	if done < budget {
-		// What the sender did while this poll ran happens before
-		// napi_complete_done: a transmit then found the NAPI scheduled
-		// (with rx_notify_masked clear, as under a busy poller, it set
-		// MISSED, and napi_complete_done reschedules the NAPI on this CPU)
-		// or left its entry for the re-check. A step boundary, when the CPU
-		// yields, makes the sender's steps before it visible.
-		w.Yield()
+	if done == budget {
+		return done
 	}
-	if done < budget && n.CompleteDone(w, done) {
+	// What the sender did while this poll ran happens before
+	// napi_complete_done: a transmit then found the NAPI scheduled (with
+	// rx_notify_masked clear, as under a busy poller, it set MISSED, and
+	// napi_complete_done reschedules the NAPI on this CPU) or left its
+	// entry for the re-check. A step boundary, when the CPU yields, makes
+	// the sender's steps before it visible.
+	w.Yield()
+	if n.CompleteDone(w, done) {
 		rq.notifyMasked = false
 		if rq.Ring.Queued() > 0 {
 			rq.schedule(here) // on the CPU that polled

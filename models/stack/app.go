@@ -49,7 +49,7 @@ func NewApp(sk *Socket, cpu *sim.CPU, batch int, hist *Histogram, funcs *sim.Fun
 	a := &App{sk: sk, batch: max(batch, 1), hist: hist, fnRecv: funcs.ID("recvmsg"), fnCsum: funcs.ID("skb_copy_and_csum_datagram"),
 		cCall: ns(c.RecvmsgCall), cPkt: ns(c.RecvmsgPkt), cByte: c.RecvmsgByte}
 	a.th = cpu.NewThread("udp_sink/"+strconv.Itoa(sk.ID), "app", a)
-	a.busy = sk.u.st.newBusyRead(cpu)
+	a.busy = sk.u.st.newBusyRead(cpu, sk.readable)
 	sk.reader = a
 	sk.sleeping = true
 	return a
@@ -66,7 +66,7 @@ func (a *App) Run(now sim.Time, w *sim.Work) {
 	sk := a.sk
 	st := sk.u.st
 	if a.busy.active() {
-		a.busy.step(w, sk.readable)
+		a.busy.step(w)
 		return
 	}
 	avail := sk.n

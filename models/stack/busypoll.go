@@ -39,9 +39,11 @@ type busyRead struct {
 	cfg  BusyPoll
 	loop *napi.BusyLoop
 	cpu  *sim.CPU
-	napi *napi.NAPI // sk_napi_id's NAPI
-	on   bool       // inside sk_busy_loop
-	end  sim.Time   // busy_loop_current_time() at the start + sk_ll_usec
+	// ready reports whether the socket has data for the reader by a time.
+	ready func(at sim.Time) bool
+	napi  *napi.NAPI // sk_napi_id's NAPI
+	on    bool       // inside sk_busy_loop
+	end   sim.Time   // busy_loop_current_time() at the start + sk_ll_usec
 	// spent: this wait's busy loop timed out; the reader sleeps until data
 	// comes, and busy-polls again on its next read.
 	spent bool
@@ -51,9 +53,9 @@ type busyRead struct {
 	Timeouts uint64 // loops that ended without data
 }
 
-// newBusyRead returns the busy loop of a reader on cpu, or nil when busy
-// polling is off.
-func (s *Stack) newBusyRead(cpu *sim.CPU) *busyRead {
+// newBusyRead returns the busy loop of a reader on cpu whose socket has
+// data by a time when ready says so, or nil when busy polling is off.
+func (s *Stack) newBusyRead(cpu *sim.CPU, ready func(at sim.Time) bool) *busyRead {
 	if s.busy.Read <= 0 || s.busy.NAPIOf == nil {
 		return nil
 	}
@@ -61,7 +63,7 @@ func (s *Stack) newBusyRead(cpu *sim.CPU) *busyRead {
 	if sn == nil {
 		return nil
 	}
-	b := &busyRead{cfg: s.busy, cpu: cpu, loop: napi.NewBusyLoop(sn, s.busy.Funcs, s.busy.Iter)}
+	b := &busyRead{cfg: s.busy, cpu: cpu, ready: ready, loop: napi.NewBusyLoop(sn, s.busy.Funcs, s.busy.Iter)}
 	b.loop.Budget, b.loop.Prefer = s.busy.Budget, s.busy.Prefer
 	s.busyReads = append(s.busyReads, b)
 	return b
@@ -107,13 +109,12 @@ func (b *busyRead) read() {
 
 // step is one step of the loop: an iteration, then, if it found nothing,
 // the spin up to when the NAPI could next have work or the time is up.
-// ready reports whether the socket has data for the reader by a time.
-func (b *busyRead) step(w *sim.Work, ready func(at sim.Time) bool) {
-	if b.loop.Iterate(w, b.napi) == 0 && !ready(w.Now()) {
+func (b *busyRead) step(w *sim.Work) {
+	if b.loop.Iterate(w, b.napi) == 0 && !b.ready(w.Now()) {
 		b.loop.Spin(w, min(b.loop.Horizon(w.Now()), b.end))
 	}
 	switch {
-	case ready(w.Now()):
+	case b.ready(w.Now()):
 		b.loop.Stop(w)
 		b.on = false
 	case w.Now() >= b.end:

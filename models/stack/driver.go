@@ -43,6 +43,9 @@ func (d *DriverRx) Receive(w *sim.Work, p pkt.Packet) {
 // napi.NAPI.OnPollCPU): skbs are built and delivered there.
 func (d *DriverRx) SetCPU(cpu int) { d.cpu = cpu }
 
+// CPU returns the CPU the path runs on.
+func (d *DriverRx) CPU() int { return d.cpu }
+
 // DeliverList implements gro.Deliverer: gro_normal_list.
 func (d *DriverRx) DeliverList(w *sim.Work, skbs []pkt.Packet) { d.st.ReceiveList(w, d.cpu, skbs) }
 

@@ -391,7 +391,7 @@ func newTCPApp(sk *TCPSocket, cpu *sim.CPU) *TCPApp {
 	a := &TCPApp{sk: sk}
 	name := "netserver/"
 	a.th = cpu.NewThread(name+strconv.Itoa(int(sk.flow)), "app", a)
-	a.busy = sk.t.st.newBusyRead(cpu)
+	a.busy = sk.t.st.newBusyRead(cpu, sk.readable)
 	sk.sleeping = true
 	return a
 }
@@ -413,7 +413,7 @@ func (a *TCPApp) Run(now sim.Time, w *sim.Work) {
 	if a.busy.active() {
 		// sk_busy_loop, before lock_sock: the socket is not owned, so
 		// what the loop's polls receive goes to the receive queue
-		a.busy.step(w, sk.readable)
+		a.busy.step(w)
 		return
 	}
 	// lock_sock, after the idle exit and the switch in; the socket is owned
