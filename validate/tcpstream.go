@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -28,6 +29,12 @@ type TCPStreamOptions struct {
 	// SenderCPU and ReaderCPU pin the writer and the sink's reader.
 	SenderCPU int `json:"sender_cpu"`
 	ReaderCPU int `json:"reader_cpu"`
+	// Threaded turns on threaded NAPI on the receiving veth and pins its
+	// napi/<dev> kthread to ThreadedCPU, so the receive path runs there
+	// instead of in the sender's softirq (needs XDP or GRO, which enable
+	// veth NAPI).
+	Threaded    bool `json:"threaded"`
+	ThreadedCPU int  `json:"threaded_cpu"`
 	// Warmup runs traffic before measuring; Duration is measured.
 	Warmup   time.Duration `json:"-"`
 	Duration time.Duration `json:"-"`
@@ -77,7 +84,7 @@ type CPUShare struct {
 // Duration and measures it. Everything it creates is removed before it
 // returns, also when ctx is cancelled.
 func MeasureTCPStream(ctx context.Context, o TCPStreamOptions) (*TCPStreamResult, error) {
-	h, x, closeAll, err := tcpHarness(o.XDP, o.GRO)
+	h, x, closeAll, err := tcpHarness(o.XDP, o.GRO, o.Threaded, o.ThreadedCPU)
 	if err != nil {
 		return nil, err
 	}
@@ -133,9 +140,10 @@ func MeasureTCPStream(ctx context.Context, o TCPStreamOptions) (*TCPStreamResult
 
 // tcpHarness builds the veth pair for the TCP measurements, with the
 // XDP_PASS program loaded (its counters count the frames), attached natively
-// to the receiving veth when xdp, and the receiving veth's GRO set. closeAll
-// removes everything; on error nothing is left.
-func tcpHarness(xdp, gro bool) (h *Harness, x *XDPObjects, closeAll func(), err error) {
+// to the receiving veth when xdp, the receiving veth's GRO set, and threaded
+// NAPI pinned to threadedCPU when threaded. closeAll removes everything; on
+// error nothing is left.
+func tcpHarness(xdp, gro, threaded bool, threadedCPU int) (h *Harness, x *XDPObjects, closeAll func(), err error) {
 	if h, err = NewHarness(); err != nil {
 		return nil, nil, nil, err
 	}
@@ -148,7 +156,10 @@ func tcpHarness(xdp, gro bool) (h *Harness, x *XDPObjects, closeAll func(), err 
 		err = h.AttachXDP(x.Prog, false)
 	}
 	if err == nil {
-		err = h.Configure(NetSettings{GRO: gro, ThreadedCPU: -1})
+		err = h.Configure(NetSettings{GRO: gro, Threaded: threaded, ThreadedCPU: threadedCPU})
+	}
+	if err == nil && threaded {
+		_, err = h.PinNapiThread(threadedCPU)
 	}
 	if err != nil {
 		closeAll()
@@ -211,8 +222,12 @@ func tcpResult(o TCPStreamOptions, a, b *tcpSnapshot) *TCPStreamResult {
 
 // WriteTCPStream prints a result in netperf's receive-side terms.
 func WriteTCPStream(w io.Writer, r *TCPStreamResult) {
-	fmt.Fprintf(w, "TCP_STREAM into the veth pair (xdp_pass %v, gro %v; sender CPU %d, reader CPU %d), %.1f s measured\n",
-		r.Options.XDP, r.Options.GRO, r.Options.SenderCPU, r.Options.ReaderCPU, r.Seconds)
+	napi := "in the sender's softirq"
+	if r.Options.Threaded {
+		napi = fmt.Sprintf("threaded on CPU %d", r.Options.ThreadedCPU)
+	}
+	fmt.Fprintf(w, "TCP_STREAM into the veth pair (xdp_pass %v, gro %v; sender CPU %d, reader CPU %d, veth NAPI %s), %.1f s measured\n",
+		r.Options.XDP, r.Options.GRO, r.Options.SenderCPU, r.Options.ReaderCPU, napi, r.Seconds)
 	fmt.Fprintf(w, "  throughput %.3f Gbit/s; segments %s/s (XDP), skbs %s/s (Tcp InSegs), %.1f segs/skb\n",
 		r.GoodputGbps, GroupThousands(int64(r.SegmentsPerSec)), GroupThousands(int64(r.SkbsPerSec)), ratio(r.SegmentsPerSec, r.SkbsPerSec))
 	fmt.Fprintf(w, "  acks %s/s (Tcp OutSegs), %.1f segs/ack; reads %s/s; retransmits %s/s\n",
@@ -243,7 +258,18 @@ func tcpStreamCLI(stdout, stderr io.Writer, args []string) error {
 	fs.BoolVar(&o.GRO, "gro", false, "GRO on the receiving veth")
 	fs.IntVar(&o.SenderCPU, "sender-cpu", 0, "CPU of the sending thread (and of the veth NAPI)")
 	fs.IntVar(&o.ReaderCPU, "reader-cpu", 1, "CPU of the sink's reader")
-	return runTCPCLI(stdout, fs, args, &o.Warmup, &o.Duration, 2*time.Second, 5*time.Second, nil, func(ctx context.Context) (any, error) {
+	fs.IntVar(&o.ThreadedCPU, "threaded-cpu", -1, "threaded NAPI on the receiving veth, its kthread pinned to this CPU (-1: NAPI in softirq)")
+	check := func() error {
+		o.Threaded = o.ThreadedCPU >= 0
+		if o.Threaded && !o.XDP && !o.GRO {
+			return usageErr("--threaded-cpu needs veth NAPI: --xdp or --gro")
+		}
+		if n := runtime.NumCPU(); o.ThreadedCPU >= n {
+			return usageErr("--threaded-cpu %d not in 0..%d", o.ThreadedCPU, n-1)
+		}
+		return nil
+	}
+	return runTCPCLI(stdout, fs, args, &o.Warmup, &o.Duration, 2*time.Second, 5*time.Second, check, func(ctx context.Context) (any, error) {
 		return MeasureTCPStream(ctx, o)
 	}, func(w io.Writer, r any) { WriteTCPStream(w, r.(*TCPStreamResult)) })
 }

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"context"
+	"io"
 	"math"
 	"testing"
 	"time"
@@ -11,15 +12,17 @@ import (
 // XDP_PASS, GRO off and on. The counters agree with each other: with GRO
 // off every XDP frame is one TCP skb; the payload read matches the frames'
 // MSS; with GRO on skbs carry many segments; with GRO off the socket
-// backlog coalesces skbs (TcpExt TCPBacklogCoalesce).
+// backlog coalesces skbs (TcpExt TCPBacklogCoalesce). With threaded NAPI on
+// the reader's CPU the receive path leaves the sender's CPU: the reader's
+// CPU is the busier one.
 func TestTCPStream(t *testing.T) {
 	requireBPF(t)
 	for _, c := range []struct {
-		gro           bool
+		gro, threaded bool
 		minSegsPerSkb float64
-	}{{false, 0.98}, {true, 5}} {
+	}{{false, false, 0.98}, {true, false, 5}, {false, true, 0.98}} {
 		r, err := MeasureTCPStream(context.Background(), TCPStreamOptions{XDP: true, GRO: c.gro,
-			SenderCPU: 0, ReaderCPU: 1, Warmup: 500 * time.Millisecond, Duration: time.Second})
+			SenderCPU: 0, ReaderCPU: 1, Threaded: c.threaded, ThreadedCPU: 1, Warmup: 500 * time.Millisecond, Duration: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,9 +46,30 @@ func TestTCPStream(t *testing.T) {
 		// skbs arrive: they are coalesced in the socket backlog (the model's
 		// tcp_add_backlog), and the ACKs are far fewer than one per two
 		// segments.
+		if c.threaded {
+			if len(r.CPU) >= 2 && r.CPU[1].Idle >= r.CPU[0].Idle {
+				t.Errorf("threaded NAPI on CPU 1: CPU 1 idle %.1f%%, CPU 0 (sender) %.1f%%; want CPU 1 the busier",
+					100*r.CPU[1].Idle, 100*r.CPU[0].Idle)
+			}
+			continue
+		}
 		if !c.gro && (r.BacklogCoalescePerSec < 0.05*r.SkbsPerSec || r.SegmentsPerSec/r.AcksPerSec < 3) {
 			t.Errorf("gro off: %.0f of %.0f skbs/s coalesced in the backlog, %.1f segs/ACK; want many, and more than 3",
 				r.BacklogCoalescePerSec, r.SkbsPerSec, r.SegmentsPerSec/r.AcksPerSec)
+		}
+	}
+}
+
+// TestTCPStreamUsage: threaded NAPI without veth NAPI, a CPU that does not
+// exist and a bad duration are usage errors before anything is built.
+func TestTCPStreamUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"--xdp=false", "--threaded-cpu", "1"},
+		{"--threaded-cpu", "4096"},
+		{"--duration", "0s"},
+	} {
+		if err := tcpStreamCLI(io.Discard, io.Discard, args); ExitCode(err) != ExitFailOption {
+			t.Errorf("%v: err %v (exit %d), want a usage error", args, err, ExitCode(err))
 		}
 	}
 }

@@ -532,3 +532,64 @@ func UDPFreeOf(stacks []Stack, readerCPU, allocCPU int) UDPFree {
 	}
 	return u
 }
+
+// OneCPU sorts the samples of one CPU that ran a GRO-off TCP stream's
+// whole receive path (threaded veth NAPI and the reader pinned together):
+// the layers the model's TCP receive covers, and what it leaves out.
+type OneCPU struct {
+	// CoreIP is the core and IP receive of the data segments.
+	CoreIP int
+	// Above is what the model covers above core+IP: TCP receive (softirq
+	// and backlog), the wake-ups, the reader's copy and the rest of
+	// tcp_recvmsg (its ACKs, the skb frees, the syscall).
+	TCP, Wake, Copy, Recvmsg int
+	// Driver is veth's own receive (veth_xdp_rcv, the GRO call, NAPI):
+	// not the model's NIC driver, so not compared.
+	Driver int
+	// VethCopy is veth copying the sender's skb into a page_pool page for
+	// XDP (skb_pp_cow_data); no NIC does this.
+	VethCopy int
+	// Rest is the sender's work that ran on this CPU (the ACKs received by
+	// the sender's socket through the backlog, TCP pacing and TSQ
+	// transmits in timer softirqs) and anything unattributed.
+	Rest  int
+	Total int
+}
+
+// OneCPUOf sorts CPU cpu's cells of t (Attribute with Rules and Contexts).
+func OneCPUOf(t Table, cpu int) OneCPU {
+	o := OneCPU{Total: t.Total[cpu]}
+	for k, v := range t.Cells {
+		if k.CPU != cpu {
+			continue
+		}
+		switch p := [2]string{k.Context, k.Category}; p {
+		case [2]string{"veth", "core"}, [2]string{"veth", "ip"}:
+			o.CoreIP += v
+		case [2]string{"veth", "tcp"}, [2]string{"reader", "tcp"}, [2]string{"veth", "ack_tx"}, [2]string{"reader", "ack_tx"}:
+			o.TCP += v
+		case [2]string{"veth", "wake"}, [2]string{"reader", "wake"}:
+			o.Wake += v
+		case [2]string{"reader", "copy"}:
+			o.Copy += v
+		case [2]string{"reader", "recvmsg"}:
+			o.Recvmsg += v
+		case [2]string{"veth", "veth_rcv"}, [2]string{"veth", "gro"}, [2]string{"veth", "napi"}:
+			o.Driver += v
+		case [2]string{"veth", "veth_copy"}:
+			o.VethCopy += v
+		default:
+			o.Rest += v
+		}
+	}
+	return o
+}
+
+// AboveRatio is the receive path above core+IP per segment, in multiples
+// of what core+IP costs per segment in the same run.
+func (o OneCPU) AboveRatio() float64 {
+	if o.CoreIP == 0 {
+		return 0
+	}
+	return float64(o.TCP+o.Wake+o.Copy+o.Recvmsg) / float64(o.CoreIP)
+}

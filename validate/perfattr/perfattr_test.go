@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/rxsim/rxsim/hw"
+	"github.com/rxsim/rxsim/models/host"
+	"github.com/rxsim/rxsim/scenarios"
 )
 
 const script = `[000] 
@@ -353,4 +355,61 @@ func TestItems(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("items %v, want %v", got, want)
 	}
+}
+
+// TestOneCPUMeasurement: the stored GRO-off run with the whole receive path
+// on one CPU (threaded veth NAPI and the reader both on CPU 1) was limited
+// by that CPU, and its receive above core+IP costs what the model's does
+// with netserver on the RX CPU, in the same units: each side's core+IP per
+// segment. A held-out check: no profile item was derived from this run.
+func TestOneCPUMeasurement(t *testing.T) {
+	var run struct {
+		Segs float64   `json:"segments_per_sec"`
+		Busy []float64 `json:"cpu_busy"`
+	}
+	st := storedRun(t, "tcp-gro-off-threaded", &run)
+	o := OneCPUOf(Attribute(st, Rules, Contexts), 1)
+	want := OneCPU{CoreIP: 1390, TCP: 3772, Wake: 634, Copy: 1969, Recvmsg: 871, Driver: 1122, VethCopy: 6255, Rest: 3428, Total: 19441}
+	if o != want {
+		t.Errorf("CPU 1: %+v, want %+v", o, want)
+	}
+	if len(run.Busy) != 2 || run.Busy[1] < 0.98 || run.Busy[0] > 0.6 {
+		t.Errorf("CPU busy %v, want the receive CPU (1) saturated and the sender's (0) not", run.Busy)
+	}
+	measured := o.AboveRatio()
+
+	s, err := scenarios.Load("tcp-stream-gro", `duration="40ms"`, "nic.gro=false", "app.cpus=[0]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.Build(s, s.Seed, host.Layers()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := h.Run()
+	var coreIP, above float64
+	for _, f := range r.Funcs {
+		if f.CPU != 0 {
+			continue
+		}
+		switch f.Func {
+		case "netif_receive_skb", "ip_rcv":
+			coreIP += float64(f.NS)
+		case "tcp_v4_rcv", "tcp_v4_do_rcv", "tcp_add_backlog", "tcp_send_ack", "sock_def_readable", "sock_def_readable_local",
+			"_copy_to_iter", "tcp_recvmsg", "skb_release_data", "skb_attempt_defer_free":
+			above += float64(f.NS)
+		case "irq_handler", "driver_rx", "driver_refill", "build_skb", "net_rx_action", "napi_poll", "napi_complete_done", "timer_tick":
+		default:
+			t.Errorf("model item %s on the RX CPU is in neither part; classify it", f.Func)
+		}
+	}
+	if coreIP == 0 {
+		t.Fatal("model: no core+IP time on CPU 0")
+	}
+	model := above / coreIP
+	if math.Abs(model-measured)/measured > 0.2 {
+		t.Errorf("receive above core+IP: model %.2f x core+IP per segment, measurement %.2f x; want within 20%%", model, measured)
+	}
+	t.Logf("receive above core+IP per segment: measured %.2f x core+IP (wake-ups %.2f of it), model %.2f x; RX CPU %.1f%% busy at %.3f Gbit/s",
+		measured, float64(o.Wake)/float64(o.CoreIP), model, 100*r.CPU[0].Busy, r.GoodputGbps)
 }

@@ -3,7 +3,10 @@
 //
 //	perf record -a -g -F 4999 -o perf.data sleep 4   # while rxsim validate tcp-stream runs
 //	perf script -i perf.data -F cpu,ip,sym > perf.txt
-//	rxsim-perfattr [-fold out.folded] perf.txt|stacks.folded[.gz]
+//	rxsim-perfattr [-fold out.folded] [-one-cpu N] perf.txt|stacks.folded[.gz]
+//
+// -one-cpu N sorts CPU N's samples as a run whose whole receive path ran
+// there (rxsim validate tcp-stream --threaded-cpu N --reader-cpu N).
 package main
 
 import (
@@ -16,18 +19,19 @@ import (
 
 func main() {
 	fold := flag.String("fold", "", "also write the stacks folded to this file")
+	one := flag.Int("one-cpu", -1, "also sort this CPU's samples as the whole receive path of a threaded-NAPI run")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: rxsim-perfattr [-fold out.folded] perf-script.txt|stacks.folded[.gz]")
+		fmt.Fprintln(os.Stderr, "usage: rxsim-perfattr [-fold out.folded] [-one-cpu N] perf-script.txt|stacks.folded[.gz]")
 		os.Exit(2)
 	}
-	if err := run(flag.Arg(0), *fold); err != nil {
+	if err := run(flag.Arg(0), *fold, *one); err != nil {
 		fmt.Fprintln(os.Stderr, "rxsim-perfattr:", err)
 		os.Exit(1)
 	}
 }
 
-func run(in, fold string) error {
+func run(in, fold string, one int) error {
 	f, err := os.Open(in)
 	if err != nil {
 		return err
@@ -59,5 +63,10 @@ func run(in, fold string) error {
 		sp.Own, sp.DoRcvSoftirq, sp.DoRcvReader, sp.AddBacklog)
 	a := perfattr.ACKTxOf(stacks)
 	fmt.Printf("pure ACK transmit: TCP/IP and allocation %d samples, device %d, nested softirq %d (not counted)\n", a.TCPIP, a.Dev, a.Nested)
+	if one >= 0 {
+		o := perfattr.OneCPUOf(t, one)
+		fmt.Printf("cpu%d as the whole receive path: core+IP %d; above it %.2f x core+IP (TCP %d, wake-ups %d, copy %d, rest of tcp_recvmsg %d); veth driver %d, veth skb copy %d, sender's work and unattributed %d, of %d\n",
+			one, o.CoreIP, o.AboveRatio(), o.TCP, o.Wake, o.Copy, o.Recvmsg, o.Driver, o.VethCopy, o.Rest, o.Total)
+	}
 	return nil
 }
