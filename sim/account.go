@@ -87,3 +87,11 @@ func (a *Account) BusyOf(cpu int, label string) Time {
 	}
 	return 0
 }
+
+// FuncTime returns the time charged to fn on cpu (0 if none was).
+func (a *Account) FuncTime(cpu int, fn FuncID) Time {
+	if cpu < 0 || cpu >= len(a.ByFunc) || int(fn) < 0 || int(fn) >= len(a.ByFunc[cpu]) {
+		return 0
+	}
+	return a.ByFunc[cpu][fn]
+}

@@ -70,7 +70,7 @@ func TCPLayer(h *Host) error {
 	if x.Stack == nil {
 		return fmt.Errorf("host: traffic.kind %s needs the stack layer (StackLayer before TCPLayer)", s.Traffic.Kind)
 	}
-	if err := h.need("tcp", "tcp_v4_rcv", "tcp_v4_do_rcv", "tcp_add_backlog", "tcp_send_ack", "tcp_recvmsg", "skb_release_data", "_copy_to_iter", "tcp_sendmsg", "sock_def_readable", "sock_def_readable_local"); err != nil {
+	if err := h.need("tcp", "tcp_v4_rcv", "tcp_v4_do_rcv", "tcp_add_backlog", "tcp_send_ack", "tcp_recvmsg", "skb_release_data", "_copy_to_iter", "tcp_sendmsg", "sock_def_readable", "sock_def_readable_local", "sock_def_readable_woken"); err != nil {
 		return err
 	}
 	if err := h.enableDefer(); err != nil {
@@ -156,6 +156,7 @@ func (h *Host) tcpCosts() stack.TCPCosts {
 		CopyByte: h.Cost("_copy_to_iter").Byte,
 		SendCall: h.Cost("tcp_sendmsg").Call, SendByte: h.Cost("tcp_sendmsg").Byte,
 		Wake: h.Cost("sock_def_readable").Call, WakeLocal: h.Cost("sock_def_readable_local").Call,
+		WakeQueued: h.Cost("sock_def_readable_woken").Call,
 	}
 }
 

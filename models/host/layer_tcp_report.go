@@ -79,6 +79,7 @@ func (x *TCPExt) Report(r *Result, secs float64) {
 		AcksApp:    rate(t.AcksApp, o.AcksApp),
 		AcksDelack: rate(t.AcksDelack, o.AcksDelack), DupAcks: rate(t.DupAcks, o.DupAcks),
 		ReadsPerSec: rate(t.Reads, o.Reads), WakeupsPerSec: rate(t.Wakeups, o.Wakeups),
+		WokenWakesPerSec: rate(t.WakeQueued, o.WakeQueued),
 		BackloggedPerSec: rate(t.Backlogged, o.Backlogged), BacklogCoalescePerSec: rate(t.BacklogCoalesced, o.BacklogCoalesced),
 		RcvCoalescePerSec: rate(t.RcvCoalesced, o.RcvCoalesced), CsumSkbsPerSec: rate(t.CsumSkbs, o.CsumSkbs),
 		OfoDrops: rate(t.OfoDrops, o.OfoDrops), RcvbufDrops: rate(t.RcvbufDrops, o.RcvbufDrops),

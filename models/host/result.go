@@ -91,6 +91,9 @@ type TCPResult struct {
 	SegsPerAck    float64 `json:"segs_per_ack"`
 	ReadsPerSec   float64 `json:"reads_per_sec"`
 	WakeupsPerSec float64 `json:"wakeups_per_sec"`
+	// WokenWakesPerSec is sk_data_ready calls that found the reader woken
+	// but not yet run (its wait entry still queued).
+	WokenWakesPerSec float64 `json:"woken_wake_calls_per_sec"`
 	// BackloggedPerSec is skbs put on sk_backlog (the reader owned the socket).
 	BackloggedPerSec float64 `json:"backlogged_per_sec"`
 	// BacklogCoalescePerSec is those merged into the backlog's tail skb

@@ -122,6 +122,11 @@ type TCPCosts struct {
 	// Wake and WakeLocal: sk_data_ready waking a reader that sleeps on
 	// another CPU (with an IPI) or on the waker's own, charged to the waker.
 	Wake, WakeLocal float64
+	// WakeQueued is sk_data_ready for a reader that was woken and has not
+	// run yet: sk_wait_data's wait entry (woken_wake_function) stays on the
+	// socket's wait queue until the reader runs, so sock_def_readable takes
+	// the queue lock again and try_to_wake_up finds the task running.
+	WakeQueued float64
 }
 
 // TCPConfig configures the host's TCP receive side.
@@ -169,6 +174,7 @@ type TCPStats struct {
 	BytesRead        uint64 // payload bytes copied to the application
 	Reads            uint64 // tcp_recvmsg calls that returned data
 	Wakeups          uint64 // sk_data_ready wakeups of a sleeping reader
+	WakeQueued       uint64 // sk_data_ready calls that found the reader woken but not yet run
 }
 
 // Acks returns all ACK-only frames sent.
@@ -192,6 +198,8 @@ type TCP struct {
 	cRcvSkb, cDoRcvSkb, cDoRcvSeg, cBacklog sim.Time
 	cAck, cRecvCall, cRecvSkb, cSendCall    sim.Time
 	wake                                    wakeCosts
+	fnWakeQueued                            sim.FuncID
+	cWakeQueued                             sim.Time
 
 	Stats TCPStats
 }
@@ -213,6 +221,7 @@ func NewTCP(st *Stack, cfg TCPConfig, c TCPCosts, funcs *sim.Funcs, peer TCPPeer
 		cRcvSkb: ns(c.RcvSkb), cDoRcvSkb: ns(c.DoRcvSkb), cDoRcvSeg: ns(c.DoRcvSeg), cBacklog: ns(c.AddBacklog),
 		cAck: ns(c.SendAck), cRecvCall: ns(c.RecvCall),
 		cRecvSkb: ns(c.RecvSkb), cSendCall: ns(c.SendCall), wake: newWakeCosts(funcs, c.Wake, c.WakeLocal),
+		fnWakeQueued: funcs.ID("sock_def_readable_woken"), cWakeQueued: ns(c.WakeQueued),
 	}
 	st.Register(pkt.TCP, t)
 	return t

@@ -55,6 +55,12 @@ type TCPSocket struct {
 	app       *TCPApp
 	sleeping  bool
 	wakeArmed bool
+	// waiting: the reader's sk_wait_data entry is on the socket's wait
+	// queue, from when it sleeps until it runs again (woken or not);
+	// unqueuedAt is when its last run took the entry off (after the idle
+	// exit and the switch in), which may be ahead of a waker's clock.
+	waiting    bool
+	unqueuedAt sim.Time
 
 	// quick is icsk_ack.quick: ACKs still to send for every segment;
 	// started and lastRcv: data has arrived, and when it last did
@@ -302,10 +308,16 @@ func (sk *TCPSocket) armDelack(at sim.Time) {
 // dataReady is sk_data_ready (sock_def_readable): wake the reader if it
 // sleeps in tcp_recvmsg. The wake-up takes effect at the waker's clock.
 func (sk *TCPSocket) dataReady(w *sim.Work, cpu *sim.CPU) {
-	if !sk.sleeping || sk.wakeArmed {
+	if !sk.waiting && w.Now() >= sk.unqueuedAt {
 		return
 	}
 	t := sk.t
+	if !sk.sleeping || sk.wakeArmed {
+		// woken and not yet run: the wait entry is still queued
+		w.Add(t.fnWakeQueued, t.cWakeQueued)
+		t.Stats.WakeQueued++
+		return
+	}
 	fn, c := sk.wakeCost(cpu)
 	w.Add(fn, c)
 	t.Stats.Wakeups++
@@ -392,7 +404,7 @@ func newTCPApp(sk *TCPSocket, cpu *sim.CPU) *TCPApp {
 	name := "netserver/"
 	a.th = cpu.NewThread(name+strconv.Itoa(int(sk.flow)), "app", a)
 	a.busy = sk.t.st.newBusyRead(cpu, sk.readable)
-	sk.sleeping = true
+	sk.sleeping, sk.waiting = true, true
 	return a
 }
 
@@ -416,8 +428,10 @@ func (a *TCPApp) Run(now sim.Time, w *sim.Work) {
 		a.busy.step(w)
 		return
 	}
-	// lock_sock, after the idle exit and the switch in; the socket is owned
-	// until the step ends (Done), preemption included
+	// back from sk_wait_data (remove_wait_queue), then lock_sock, after the
+	// idle exit and the switch in; the socket is owned until the step ends
+	// (Done), preemption included
+	sk.waiting, sk.unqueuedAt = false, w.Now()
 	sk.ownedFrom, sk.ownedUntil = w.Now(), sim.Never
 	sk.releaseBacklog(w)
 	if sk.n == 0 || sk.q[sk.head].at > w.Now() {
@@ -586,7 +600,7 @@ func (a *TCPApp) Done(now sim.Time) bool {
 	if a.busy.begin(now) {
 		return true // the next tcp_recvmsg finds the queue empty: sk_busy_loop
 	}
-	sk.sleeping = true
+	sk.sleeping, sk.waiting = true, true
 	if sk.n > 0 && !sk.wakeArmed && sk.t.eng != nil {
 		// The next skb was queued by a step whose clock is ahead of the
 		// reader's: in the kernel the reader sleeps in sk_wait_data and that

@@ -408,3 +408,54 @@ func TestTCPChecksum(t *testing.T) {
 		})
 	}
 }
+
+// TestTCPWokenWake: sk_wait_data's wait entry stays queued until the
+// reader runs, so every sk_data_ready between the wake-up and the reader's
+// run pays sock_def_readable_woken. With the reader on the softirq's CPU it
+// cannot run before the softirq ends: the first of a list of 10 skbs wakes
+// it and the other 9 pay. A reader on another CPU that has run and slept
+// again before each skb pays nothing beyond the wake-ups.
+func TestTCPWokenWake(t *testing.T) {
+	tc := tcpCosts
+	tc.WakeQueued = 40
+	for _, c := range []struct {
+		name        string
+		readerCPU   int
+		lists, size int
+		wantQueued  uint64
+		wantWakeups uint64
+	}{
+		{"reader on the softirq's CPU", 0, 1, 10, 9, 1},
+		{"reader on another CPU, one skb at a time", 1, 5, 1, 0, 5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := modeltest.New(modeltest.Config{CPUs: 2})
+			st := stack.New(costs, h.Funcs, h.Softnet, &h.Led, nil)
+			tcp := stack.NewTCP(st, stack.TCPConfig{Rcvbuf: 1 << 20, MSS: mss, MaxQuickAcks: -1}, tc, h.Funcs, &peer{}, h.Eng)
+			tcp.Listen(0, h.CPUs[c.readerCPU])
+			for l := 0; l < c.lists; l++ {
+				skbs := make([]pkt.Packet, c.size)
+				for i := range skbs {
+					skbs[i] = seg(uint32((l*c.size+i)*mss), 1, 0)
+				}
+				h.Eng.Schedule(sim.Time(l)*100*sim.Microsecond, at(func() {
+					h.CPUs[0].RaiseIRQ(irq(func(w *sim.Work) {
+						h.Led.Offer(len(skbs))
+						st.ReceiveList(w, 0, skbs)
+					}))
+				}), 0)
+			}
+			h.Run(sim.Millisecond)
+			if tcp.Stats.WakeQueued != c.wantQueued || tcp.Stats.Wakeups != c.wantWakeups {
+				t.Errorf("woken-reader calls %d, wake-ups %d; want %d and %d", tcp.Stats.WakeQueued, tcp.Stats.Wakeups, c.wantQueued, c.wantWakeups)
+			}
+			if got, want := h.Acct.FuncTime(0, h.Funcs.ID("sock_def_readable_woken")), sim.Time(40*c.wantQueued); got != want {
+				t.Errorf("sock_def_readable_woken charged %d ns, want %d", got, want)
+			}
+			if n := uint64(c.lists * c.size * mss); tcp.Stats.BytesRead != n {
+				t.Errorf("read %d bytes, want %d", tcp.Stats.BytesRead, n)
+			}
+			modeltest.Conservation(t, &h.Led, tcp)
+		})
+	}
+}

@@ -593,3 +593,16 @@ func (o OneCPU) AboveRatio() float64 {
 	}
 	return float64(o.TCP+o.Wake+o.Copy+o.Recvmsg) / float64(o.CoreIP)
 }
+
+// WokenWakeOf is sk_data_ready's cost per call for a TCP reader that was
+// woken and has not run yet (its wait entry still queued), in multiples of
+// core+IP per segment, from a one-CPU run (OneCPUOf) where the NAPI thread
+// receives every segment while the reader waits for the CPU: every segment
+// but the one per read that woke the reader pays it. segs and reads are
+// the run's rates per second.
+func WokenWakeOf(o OneCPU, segs, reads float64) float64 {
+	if o.CoreIP == 0 || segs <= reads {
+		return 0
+	}
+	return float64(o.Wake) / (segs - reads) / (float64(o.CoreIP) / segs)
+}
