@@ -539,9 +539,10 @@ func UDPFreeOf(stacks []Stack, readerCPU, allocCPU int) UDPFree {
 type OneCPU struct {
 	// CoreIP is the core and IP receive of the data segments.
 	CoreIP int
-	// Above is what the model covers above core+IP: TCP receive (softirq
-	// and backlog), the wake-ups, the reader's copy and the rest of
-	// tcp_recvmsg (its ACKs, the skb frees, the syscall).
+	// TCP, Wake, Copy and Recvmsg are what the model covers above
+	// core+IP: TCP receive (softirq and backlog), the wake-ups, the
+	// reader's copy and the rest of tcp_recvmsg (its ACKs, the skb frees,
+	// the syscall).
 	TCP, Wake, Copy, Recvmsg int
 	// Driver is veth's own receive (veth_xdp_rcv, the GRO call, NAPI):
 	// not the model's NIC driver, so not compared.
