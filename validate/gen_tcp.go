@@ -27,14 +27,44 @@ type TCPSink struct {
 	Bytes atomic.Uint64 // payload bytes read
 	Reads atomic.Uint64 // read(2) calls that returned data
 	lfd   int
+	cfd   atomic.Int32 // the connection being drained (-1: none)
 	stop  atomic.Bool
 	done  chan struct{}
+}
+
+// TCPRcvState is the receiving socket's receive-buffer autotuning state:
+// sk_rcvbuf (SO_RCVBUF) and TCP_INFO's tcpi_rcv_rtt (the receiver's RTT
+// estimate, rcv_rtt_est, in us) and tcpi_rcv_space (rcvq_space.space: the
+// bytes copied per estimated RTT that tcp_rcv_space_adjust sized it from).
+type TCPRcvState struct {
+	Rcvbuf   int    `json:"rcvbuf"`
+	RcvRTTus uint32 `json:"rcv_rtt_us"`
+	RcvSpace uint32 `json:"rcv_space"`
+}
+
+// RcvState reads the autotuning state of the connection being drained;
+// ok is false when there is none.
+func (s *TCPSink) RcvState() (st TCPRcvState, ok bool) {
+	fd := int(s.cfd.Load())
+	if fd < 0 {
+		return st, false
+	}
+	info, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+	if err != nil {
+		return st, false
+	}
+	rb, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF)
+	if err != nil {
+		return st, false
+	}
+	return TCPRcvState{Rcvbuf: rb, RcvRTTus: info.Rcv_rtt, RcvSpace: info.Rcv_space}, true
 }
 
 // StartTCPSink listens on ReceiverIP:TCPPort in the receiving namespace and
 // reads the first connection on a thread pinned to cpu.
 func StartTCPSink(h *Harness, cpu int) (*TCPSink, error) {
 	s := &TCPSink{done: make(chan struct{}), lfd: -1}
+	s.cfd.Store(-1)
 	fd, err := startPinned(h.rcvNs, cpu, s.done, listenTCP, s.serve)
 	s.lfd = fd
 	if err != nil {
@@ -93,7 +123,9 @@ func (s *TCPSink) serve(lfd int) {
 			continue // timeout: check stop
 		}
 		if setTimeout(cfd) == nil {
+			s.cfd.Store(int32(cfd))
 			s.drain(cfd, buf)
+			s.cfd.Store(-1)
 		}
 		unix.Close(cfd)
 	}

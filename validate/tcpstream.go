@@ -69,6 +69,9 @@ type TCPStreamResult struct {
 	GoodputGbps float64 `json:"goodput_gbps"`
 	// CPU is each CPU's share of time by /proc/stat class.
 	CPU []CPUShare `json:"cpu"`
+	// Rcv is the receiving socket's autotuning state at the end of the
+	// measured interval (nil if it could not be read).
+	Rcv *TCPRcvState `json:"receiver,omitempty"`
 }
 
 // CPUShare is one CPU's /proc/stat time shares over an interval.
@@ -129,13 +132,18 @@ func MeasureTCPStream(ctx context.Context, o TCPStreamOptions) (*TCPStreamResult
 		return nil, ctx.Err()
 	}
 	b, err := tcpSnap(h, x, sink)
+	rcv, rok := sink.RcvState()
 	if serr := stop(); err == nil {
 		err = serr
 	}
 	if err != nil {
 		return nil, err
 	}
-	return tcpResult(o, a, b), nil
+	r := tcpResult(o, a, b)
+	if rok {
+		r.Rcv = &rcv
+	}
+	return r, nil
 }
 
 // tcpHarness builds the veth pair for the TCP measurements, with the
@@ -236,6 +244,10 @@ func WriteTCPStream(w io.Writer, r *TCPStreamResult) {
 		GroupThousands(int64(r.BacklogCoalescePerSec)), 100*ratio(r.BacklogCoalescePerSec, r.SkbsPerSec))
 	fmt.Fprintf(w, "  receive queue: %s skbs/s coalesced into its tail (TcpExt TCPRcvCoalesce), %.0f%% of the skbs\n",
 		GroupThousands(int64(r.RcvCoalescePerSec)), 100*ratio(r.RcvCoalescePerSec, r.SkbsPerSec))
+	if r.Rcv != nil {
+		fmt.Fprintf(w, "  receiver: sk_rcvbuf %s B, rcv_rtt %.3f ms, rcv_space %s B (receive-buffer autotuning)\n",
+			GroupThousands(int64(r.Rcv.Rcvbuf)), float64(r.Rcv.RcvRTTus)/1000, GroupThousands(int64(r.Rcv.RcvSpace)))
+	}
 	fmt.Fprintln(w, "  cpu   user%  sys%  softirq%  idle%")
 	for _, c := range r.CPU {
 		fmt.Fprintf(w, "  %-4d %5.1f %5.1f %9.1f %6.1f\n", c.CPU, 100*c.User, 100*c.System, 100*c.SoftIRQ, 100*c.Idle)

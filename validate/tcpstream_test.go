@@ -42,6 +42,10 @@ func TestTCPStream(t *testing.T) {
 		if len(r.CPU) < 2 {
 			t.Errorf("cpu shares %+v", r.CPU)
 		}
+		// the receiver's autotuning state was read from the live socket
+		if r.Rcv == nil || r.Rcv.Rcvbuf <= 0 || r.Rcv.RcvSpace == 0 {
+			t.Errorf("receiver state %+v, want sk_rcvbuf and rcv_space", r.Rcv)
+		}
 		// GRO off, the reader on the other CPU holds the socket when many
 		// skbs arrive: they are coalesced in the socket backlog (the model's
 		// tcp_add_backlog), and the ACKs are far fewer than one per two
