@@ -14,12 +14,15 @@ import (
 // rxsim validate's listener do not.
 const RmemDefault = 212992
 
-// TCPRcvbuf is the default sk_rcvbuf of a TCP receiver: twice rmem_default
-// (SO_RCVBUF 212992, which the kernel doubles). The kernel starts a TCP
-// socket at tcp_rmem[1] (131072) and grows it by receive-buffer autotuning
-// (tcp_rcv_space_adjust, up to tcp_rmem[2]); the model has no autotuning,
-// so it uses this fixed size.
-const TCPRcvbuf = 2 * RmemDefault
+// TCPRmemDefault is net.ipv4.tcp_rmem[1]: the sk_rcvbuf a TCP socket
+// starts with when the application does not set SO_RCVBUF; receive-buffer
+// autotuning then grows it up to tcp_rmem[2].
+const TCPRmemDefault = 131072
+
+// TCPRmemMax is net.ipv4.tcp_rmem[2]'s default since v6.16 (commit
+// 572be9bf9d0d "tcp: increase tcp_rmem[2] to 32 MB"; 6 MB before; the
+// validation VM's 6.18 kernel reads 33554432).
+const TCPRmemMax = 32 << 20
 
 func defaults() *Spec {
 	return &Spec{
@@ -35,7 +38,7 @@ func defaults() *Spec {
 		Cpumap:   Cpumap{QSize: 2048, Delivery: "gro", BulkSize: 8, Batch: 8},
 		Backlog:  Backlog{MaxBacklog: 1000, DevWeight: 64},
 		GRO:      GRO{NormalBatch: 8, MaxSize: 65536},
-		Stack:    Stack{Listen: false, Rcvbuf: RmemDefault, SkbDeferMax: 128},
+		Stack:    Stack{Listen: false, Rcvbuf: RmemDefault, SkbDeferMax: 128, TCPRmemMax: TCPRmemMax, TCPModerateRcvbuf: true},
 		App:      App{Batch: 1},
 		Traffic: Traffic{Kind: "pktgen", PktSize: 60, Threads: 1, Burst: 0, Flows: 1, Rate: "line",
 			ThreadMaxPPS: 12e6, MSS: 1448, TSOBytes: 65536, Streams: 1, ReqSize: 1, RespSize: 1,

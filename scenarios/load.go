@@ -296,10 +296,11 @@ func applyDefaults(s *Spec, md toml.MetaData) error {
 	if !md.IsDefined("nic", "max_pps") {
 		s.NIC.MaxPPS = p.NIC.MaxPPS.V
 	}
-	if !md.IsDefined("stack", "rcvbuf") {
+	s.rcvbufSet = md.IsDefined("stack", "rcvbuf")
+	if !s.rcvbufSet {
 		s.Stack.Rcvbuf = RmemDefault // sock_init_data: a socket without SO_RCVBUF
 		if s.Traffic.TCP() {
-			s.Stack.Rcvbuf = TCPRcvbuf
+			s.Stack.Rcvbuf = TCPRmemDefault // tcp_init_sock, then autotuned
 		}
 	}
 	s.ringMax = int(p.NIC.RingMax.V)

@@ -294,7 +294,9 @@ func TestSet(t *testing.T) {
 
 // TestSetEveryField sets every field Fields() lists to the value it already
 // has, and checks that this is accepted and changes nothing: --set reaches
-// every field, and the TOML round trip of applySets is lossless.
+// every field, and the TOML round trip of applySets is lossless. Setting
+// stack.rcvbuf also records that it was set (SO_RCVBUF), which is the one
+// difference allowed.
 func TestSetEveryField(t *testing.T) {
 	want, err := Load("xdp-drop-i40e")
 	if err != nil {
@@ -313,6 +315,10 @@ func TestSetEveryField(t *testing.T) {
 			t.Errorf("Load(xdp-drop-i40e, %q): %v", set, err)
 			continue
 		}
+		if set := got.RcvbufSet(); set != (f == "stack.rcvbuf") {
+			t.Errorf("Load(xdp-drop-i40e, %q): RcvbufSet %v", f, set)
+		}
+		got.rcvbufSet = false
 		// %+v: an empty list set as [] equals the nil list it replaced.
 		if g, w := fmt.Sprintf("%+v", got), fmt.Sprintf("%+v", want); g != w {
 			t.Errorf("Load(xdp-drop-i40e, %q) changed the spec:\n got %s\nwant %s", set, g, w)

@@ -41,7 +41,14 @@ type Spec struct {
 	ringMax int
 	// profGHz is the cost profile's clock (for cpu_ghz).
 	profGHz float64
+	// rcvbufSet: the scenario set stack.rcvbuf (SO_RCVBUF).
+	rcvbufSet bool
 }
+
+// RcvbufSet reports whether the scenario set stack.rcvbuf, as an
+// application that calls setsockopt(SO_RCVBUF) does: a TCP socket's size
+// is then fixed (SOCK_RCVBUF_LOCK), not autotuned.
+func (s *Spec) RcvbufSet() bool { return s.rcvbufSet }
 
 // Duration is a time.Duration that decodes from "250us"-style strings.
 type Duration struct{ time.Duration }
@@ -173,8 +180,17 @@ type Stack struct {
 	// Listen says whether a socket is bound to the traffic's port.
 	Listen bool `toml:"listen"`
 	// Rcvbuf is sk_rcvbuf in bytes (SO_RCVBUF doubled, as the kernel does;
-	// unset: RmemDefault for UDP, TCPRcvbuf for TCP traffic).
+	// unset: RmemDefault for UDP; for TCP, tcp_rmem[1] (TCPRmemDefault),
+	// grown by receive-buffer autotuning up to TCPRmemMax). Setting it
+	// fixes a TCP socket's size, as SO_RCVBUF does.
 	Rcvbuf int `toml:"rcvbuf"`
+	// TCPRmemMax is net.ipv4.tcp_rmem[2]: the most receive-buffer
+	// autotuning (tcp_rcv_space_adjust) grows a TCP socket's sk_rcvbuf to
+	// (32 MB since v6.16, 6 MB before).
+	TCPRmemMax int `toml:"tcp_rmem_max"`
+	// TCPModerateRcvbuf is net.ipv4.tcp_moderate_rcvbuf: receive-buffer
+	// autotuning on (the default) or off.
+	TCPModerateRcvbuf bool `toml:"tcp_moderate_rcvbuf"`
 	// Truesize is the skb->truesize a received UDP datagram charges to the
 	// socket (0 = the model's SKB_TRUESIZE of a half-page RX buffer, 2304).
 	Truesize int `toml:"truesize"`

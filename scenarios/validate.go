@@ -138,6 +138,7 @@ func (s *Spec) validate() error {
 		func() error { return rangeInt("gro.max_size", s.GRO.MaxSize, 1500, 524280) },
 		func() error { return rangeInt("stack.rcvbuf", s.Stack.Rcvbuf, 2048, 1<<30) },
 		func() error { return rangeInt("stack.skb_defer_max", s.Stack.SkbDeferMax, 0, 1<<20) },
+		func() error { return rangeInt("stack.tcp_rmem_max", s.Stack.TCPRmemMax, 4096, 1<<30) },
 		func() error { return rangeInt("stack.busy_read", s.Stack.BusyRead, 0, 1<<20) },
 		func() error { return rangeInt("stack.busy_poll_budget", s.Stack.BusyPollBudget, 0, 1<<16) },
 		func() error {

@@ -37,7 +37,7 @@ func writeNetperf(w io.Writer, s *scenarios.Spec, r *host.Result) {
 		fmt.Fprintf(w, "%-8s %-8s %-8s %-12s %-9s %s\n", "Recv", "Message", "Elapsed", "Throughput", "CPU", "Service")
 		fmt.Fprintf(w, "%-8s %-8s %-8s %-12s %-9s %s\n", "Socket", "Size", "Time", "10^6bits/s", "util", "Demand")
 		fmt.Fprintf(w, "%-8s %-8s %-8s %-12s %-9s %s\n", "bytes", "bytes", "secs.", "", "% (sum)", "us/KB")
-		fmt.Fprintf(w, "%-8d %-8d %-8.2f %-12.2f %-9.1f %.3f\n", s.Stack.Rcvbuf, 128<<10, r.SimSeconds,
+		fmt.Fprintf(w, "%-8d %-8d %-8.2f %-12.2f %-9.1f %.3f\n", t.RcvbufBytes, 128<<10, r.SimSeconds,
 			r.GoodputGbps*1e3, r.CPUTotalPercent, t.ServiceDemand)
 		line := float64(s.Traffic.MSS) / float64(s.Traffic.MSS+traffic.TCPFrameOverhead+24) * 10 * lineFactor(s)
 		fmt.Fprintf(w, "throughput %.3f Gbit/s (line rate at MSS %d: %.3f Gbit/s)\n", r.GoodputGbps, s.Traffic.MSS, line)
@@ -48,6 +48,9 @@ func writeNetperf(w io.Writer, s *scenarios.Spec, r *host.Result) {
 		groupThousands(int64(t.RcvCoalescePerSec)),
 		groupThousands(int64(ptrOr(r.AcksPerSec))), groupThousands(int64(t.AcksSoftirq)), groupThousands(int64(t.AcksBacklog)),
 		groupThousands(int64(t.AcksApp)), groupThousands(int64(t.AcksDelack)), groupThousands(int64(t.DupAcks)), t.SegsPerAck)
+	if s.Traffic.Kind != "tcp_rr" {
+		fmt.Fprintf(w, "; %s", rcvbufText(t))
+	}
 	if t.CsumSkbsPerSec > 0 {
 		fmt.Fprintf(w, "; software checksum (no checksum status) %s skbs/s", groupThousands(int64(t.CsumSkbsPerSec)))
 	}
@@ -105,7 +108,7 @@ func streamLimit(s *scenarios.Spec, r *host.Result, line float64) string {
 	case s.Traffic.Rate != "" && s.Traffic.Rate != "line":
 		return "the sender's pacing (traffic.rate " + s.Traffic.Rate + ")"
 	}
-	return fmt.Sprintf("the receive window (rcvbuf %d bytes, no autotuning): no CPU is saturated and the sender waits for ACKs", s.Stack.Rcvbuf)
+	return fmt.Sprintf("the receive window (%s): no CPU is saturated and the sender waits for ACKs", rcvbufText(r.TCP))
 }
 
 func lineFactor(s *scenarios.Spec) float64 {
@@ -120,4 +123,13 @@ func ptrOr(p *float64) float64 {
 		return 0
 	}
 	return *p
+}
+
+// rcvbufText describes the receive buffer: its size at the end, and
+// whether autotuning set it (with the RTT estimate it sized by).
+func rcvbufText(t *host.TCPResult) string {
+	if !t.Autotuned {
+		return fmt.Sprintf("rcvbuf %s B, fixed (SO_RCVBUF or tcp_moderate_rcvbuf=0)", groupThousands(int64(t.RcvbufBytes)))
+	}
+	return fmt.Sprintf("rcvbuf %s B, autotuned (rcv_rtt %.0f us)", groupThousands(int64(t.RcvbufBytes)), t.RcvRTTus)
 }

@@ -24,7 +24,8 @@ func TestStreamLimit(t *testing.T) {
 		{"cpu", 8.0, busy, host.TCPResult{}, "", "saturated CPU 1 (kthread 88%, softirq 11%)"},
 		{"losses", 8.0, idle, host.TCPResult{Retransmits: 10}, "", "losses"},
 		{"pacing", 8.0, idle, host.TCPResult{}, "500kpps", "pacing (traffic.rate 500kpps)"},
-		{"window", 8.0, idle, host.TCPResult{}, "line", "the receive window (rcvbuf 425984 bytes"},
+		{"window", 8.0, idle, host.TCPResult{RcvbufBytes: 425984}, "line", "the receive window (rcvbuf 425,984 B, fixed"},
+		{"window autotuned", 8.0, idle, host.TCPResult{RcvbufBytes: 6 << 20, Autotuned: true, RcvRTTus: 52}, "line", "the receive window (rcvbuf 6,291,456 B, autotuned (rcv_rtt 52 us))"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := &scenarios.Spec{}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -178,6 +179,12 @@ func writeSweep(w io.Writer, rep *sweep.Report, asCSV, asJSON bool, metrics stri
 	cols := sweep.DefaultColumns
 	if metrics != "" {
 		cols = strings.Split(metrics, ",")
+		have := rep.Columns(cols)
+		for _, c := range cols {
+			if !slices.Contains(have, c) {
+				return usageError{fmt.Errorf("sweep: --metrics: no point has %q; the points have: %s", c, strings.Join(rep.MetricNames(), ", "))}
+			}
+		}
 	}
 	return rep.WriteText(w, rep.Columns(cols))
 }

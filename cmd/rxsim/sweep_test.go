@@ -135,6 +135,7 @@ func TestSweepUsage(t *testing.T) {
 		{"sweep", "--sweep", "nic.ring_size"},
 		{"sweep", "--reps", "0"},
 		{"sweep", "--shard", "3/3"},
+		{"sweep", "xdp-drop-ixgbe", "--duration", "1ms", "--sweep", "traffic.rate=2Mpps", "--metrics", "rx_pps,no_such_metric"},
 	}
 	for _, args := range tests {
 		var out, errb bytes.Buffer

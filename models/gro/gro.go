@@ -316,7 +316,7 @@ func (e *Engine) Receive(w *sim.Work, p pkt.Packet) Result {
 				h.lastFrags++
 			}
 			w.Add(e.fMerge, ns(e.costs.MergePerSeg))
-			h.p.Segs = int32(h.p.WireSegs() + 1)
+			h.p.Segs = uint16(h.p.WireSegs() + 1)
 			h.p.Len += p.Len
 			h.p.Payload += p.Payload
 			h.p.Flags |= p.Flags & (pkt.FlagFIN | pkt.FlagPSH)

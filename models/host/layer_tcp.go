@@ -167,7 +167,8 @@ func (x *TCPExt) buildTCP() error {
 	s := h.Spec
 	t := s.Traffic
 	csum := h.Profile.NIC.Checksum
-	cfg := stack.TCPConfig{Rcvbuf: s.Stack.Rcvbuf, MSS: t.MSS, TimerJitter: h.timerJitter()}
+	cfg := stack.TCPConfig{Rcvbuf: s.Stack.Rcvbuf, MSS: t.MSS, TimerJitter: h.timerJitter(),
+		RmemMax: s.Stack.TCPRmemMax, Locked: s.RcvbufSet() || !s.Stack.TCPModerateRcvbuf}
 	var flows []uint32
 	var peer stack.TCPPeer
 	if t.Kind == "tcp_rr" {
@@ -186,6 +187,7 @@ func (x *TCPExt) buildTCP() error {
 		x.Stream = traffic.NewTCPStream(traffic.TCPStreamConfig{Streams: t.Streams, MSS: t.MSS, TSOBytes: t.TSOBytes,
 			PSH: t.PSH, CsumOK: csum, PacingPPS: pace}, x.Wire, x.Rev, h.Eng)
 		flows, peer = x.Stream.Flows(), x.Stream
+		x.Wire.Stamp = x.Stream.Stamp
 	}
 	x.TCP = stack.NewTCP(x.Stack, cfg, h.tcpCosts(), h.Funcs, peer, h.Eng)
 	if x.Stream != nil {

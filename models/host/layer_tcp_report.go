@@ -5,6 +5,7 @@ import (
 	"github.com/rxsim/rxsim/models/napi"
 	"github.com/rxsim/rxsim/models/stack"
 	"github.com/rxsim/rxsim/models/traffic"
+	"github.com/rxsim/rxsim/sim"
 )
 
 // tcpSnap holds the TCP layer's counters at the end of the warm-up.
@@ -89,6 +90,7 @@ func (x *TCPExt) Report(r *Result, secs float64) {
 	if tr.SkbsPerSec > 0 {
 		tr.SegsPerSkb = tr.SegmentsPerSec / tr.SkbsPerSec
 	}
+	x.reportRcvbuf(tr)
 	if acks := acks + rate(t.Responses, o.Responses); acks > 0 {
 		tr.SegsPerAck = tr.SegmentsPerSec / acks
 	}
@@ -133,4 +135,22 @@ func groReport(now, old gro.Stats, secs float64) *GROResult {
 		g.SkbsPerList = float64(d.SkbsDelivered) / float64(d.Lists)
 	}
 	return g
+}
+
+// reportRcvbuf fills the sockets' receive-buffer state: the mean sk_rcvbuf
+// and receiver RTT estimate at the end.
+func (x *TCPExt) reportRcvbuf(tr *TCPResult) {
+	socks := x.TCP.Sockets()
+	if len(socks) == 0 {
+		return
+	}
+	var buf, rtt float64
+	for _, sk := range socks {
+		buf += float64(sk.Rcvbuf())
+		rtt += float64(sk.RcvRTT()) / float64(sim.Microsecond)
+	}
+	n := float64(len(socks))
+	tr.RcvbufBytes = int(buf/n + 0.5)
+	tr.RcvRTTus = rtt / n
+	tr.Autotuned = x.TCP.Autotuned()
 }

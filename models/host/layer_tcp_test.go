@@ -321,7 +321,13 @@ func TestCpumapTCPStream(t *testing.T) {
 			case !c.merged && (backlogged < 0.8 || busy(r, 2) < 0.7):
 				t.Errorf("%.0f%% of skbs to the socket backlog, netserver's CPU %.1f%% busy; want most and at least 70%% busy", 100*backlogged, 100*busy(r, 2))
 			}
-			if len(r.Drops) != 0 {
+			// backlog's bursts, with an autotuned window of megabytes,
+			// overflow a ring now and then: the sender goes back and
+			// stays within 10% of line rate
+			switch {
+			case c.mode == "backlog" && r.GoodputGbps < 0.9*line40:
+				t.Errorf("goodput %.2f Gbit/s with drops %v, want within 10%% of line rate", r.GoodputGbps, r.Drops)
+			case c.mode != "backlog" && len(r.Drops) != 0:
 				t.Errorf("drops %v", r.Drops)
 			}
 		})
@@ -464,6 +470,41 @@ func TestTCPDeferFree(t *testing.T) {
 			}
 			if in := h.Queues[0].Inflight; in != held {
 				t.Errorf("RX queue has %d buffers handed away, %d held by sockets, backlogs, GRO and defer lists", in, held)
+			}
+		})
+	}
+}
+
+// TestTCPAutotune: netserver's socket starts at tcp_rmem[1] and receive-
+// buffer autotuning grows it to megabytes at 10G (the validation VM's
+// 6.18 receivers reached 7-17 MB, validate/README.md), never past
+// tcp_rmem[2]; SO_RCVBUF (stack.rcvbuf) or tcp_moderate_rcvbuf=0 keeps
+// the size. The stream reaches line rate in each case.
+func TestTCPAutotune(t *testing.T) {
+	const d = `duration="20ms"`
+	for _, c := range []struct {
+		name     string
+		sets     []string
+		min, max int
+		tuned    bool
+	}{
+		{"GRO on", []string{d}, 1 << 20, 32 << 20, true},
+		{"GRO off", []string{d, "nic.gro=false"}, 1 << 20, 32 << 20, true},
+		{"tcp_rmem[2] 1 MB", []string{d, "stack.tcp_rmem_max=1048576"}, 1 << 20, 1 << 20, true},
+		{"SO_RCVBUF", []string{d, "stack.rcvbuf=425984"}, 425984, 425984, false},
+		{"tcp_moderate_rcvbuf=0", []string{d, "stack.tcp_moderate_rcvbuf=false"}, 131072, 131072, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, r := tcpRun(t, "tcp-stream-gro", c.sets...)
+			tr := r.TCP
+			if tr.RcvbufBytes < c.min || tr.RcvbufBytes > c.max || tr.Autotuned != c.tuned {
+				t.Errorf("rcvbuf %d B (autotuned %v), want %d..%d (%v)", tr.RcvbufBytes, tr.Autotuned, c.min, c.max, c.tuned)
+			}
+			if c.tuned && tr.RcvRTTus <= 0 {
+				t.Errorf("no receiver RTT estimate")
+			}
+			if r.GoodputGbps < 0.999*lineRate10G {
+				t.Errorf("goodput %.3f Gbit/s, want line rate", r.GoodputGbps)
 			}
 		})
 	}

@@ -94,6 +94,13 @@ type TCPResult struct {
 	// WokenWakesPerSec is sk_data_ready calls that found the reader woken
 	// but not yet run (its wait entry still queued).
 	WokenWakesPerSec float64 `json:"woken_wake_calls_per_sec"`
+	// RcvbufBytes is sk_rcvbuf at the end, the mean over the sockets (what
+	// netperf reports as the receive socket size), and Autotuned whether
+	// receive-buffer autotuning could grow it; RcvRTTus is the receivers'
+	// RTT estimate then (rcv_rtt_est, mean), which autotuning sizes by.
+	RcvbufBytes int     `json:"rcvbuf_bytes"`
+	Autotuned   bool    `json:"rcvbuf_autotuned"`
+	RcvRTTus    float64 `json:"rcv_rtt_us"`
 	// BackloggedPerSec is skbs put on sk_backlog (the reader owned the socket).
 	BackloggedPerSec float64 `json:"backlogged_per_sec"`
 	// BacklogCoalescePerSec is those merged into the backlog's tail skb

@@ -35,12 +35,15 @@ type Packet struct {
 	Len int32
 	// Payload is the L4 payload in bytes (sum over segments).
 	Payload int32
-	// Segs is the number of wire segments this packet stands for (1 unless GRO merged).
-	Segs int32
 	// Seq is the TCP sequence number of the first payload byte.
 	Seq uint32
 	// Ack is the TCP acknowledgement number carried.
-	Ack   uint32
+	Ack uint32
+	// Txn tags request/response transactions (TCP_RR); 0 otherwise.
+	Txn uint32
+	// Segs is the number of wire segments this packet stands for (1 unless
+	// GRO merged; at most GSO_MAX_SEGS, 65535).
+	Segs  uint16
 	Proto Proto
 	Flags uint8
 	// CsumOK is true when the NIC validated the checksum (CHECKSUM_UNNECESSARY).
@@ -55,14 +58,33 @@ type Packet struct {
 	// RX CPU for the driver's build_skb, the kthread's for cpumap); a skb
 	// consumed elsewhere is freed there (skb_attempt_defer_free).
 	AllocCPU uint16
-	// Txn tags request/response transactions (TCP_RR); 0 otherwise.
-	Txn uint32
+	// TSecr is a TCP segment's timestamp echo reply: the TSval of the last
+	// ACK its sender had received when it transmitted it, in the low 16
+	// bits of the millisecond clock (TSVal; 0: none), which is enough for
+	// differences below 32 s and keeps a Packet at 48 bytes.
+	TSecr uint16
 }
 
 // WireSegs returns Segs, treating 0 as 1.
 func (p *Packet) WireSegs() int {
-	if p.Segs <= 0 {
+	if p.Segs == 0 {
 		return 1
 	}
 	return int(p.Segs)
 }
+
+// TCPTSHz is the TCP timestamp clock's rate (TCP_TS_HZ: milliseconds).
+const TCPTSHz = 1000
+
+// TSVal is the TCP timestamp a host's clock gives at t (tcp_time_stamp_ts,
+// in 1/TCPTSHz s), in 16 bits, skipping 0 so that 0 can mean "no
+// timestamp" (the one value skipped every 65.5 s is off by 1 ms).
+func TSVal(t sim.Time) uint16 {
+	if v := uint16(t / (sim.Second / TCPTSHz)); v != 0 {
+		return v
+	}
+	return 1
+}
+
+// TSDelta is now - echo in TSVal units, across the 16-bit wrap.
+func TSDelta(now, echo uint16) int { return int(int16(now - echo)) }

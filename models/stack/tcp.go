@@ -129,10 +129,20 @@ type TCPCosts struct {
 	WakeQueued float64
 }
 
+// autotune reports whether receive-buffer autotuning may grow sk_rcvbuf.
+func (c TCPConfig) autotune() bool { return !c.Locked && c.RmemMax > c.Rcvbuf }
+
 // TCPConfig configures the host's TCP receive side.
 type TCPConfig struct {
-	// Rcvbuf is sk_rcvbuf in bytes.
+	// Rcvbuf is sk_rcvbuf in bytes when the connection starts
+	// (tcp_rmem[1], or what SO_RCVBUF set).
 	Rcvbuf int
+	// RmemMax is tcp_rmem[2], the most receive-buffer autotuning grows
+	// sk_rcvbuf to (see tcp_drs.go); Locked turns autotuning off: the
+	// application set SO_RCVBUF (SOCK_RCVBUF_LOCK), or
+	// net.ipv4.tcp_moderate_rcvbuf is 0. RmemMax 0 also turns it off.
+	RmemMax int
+	Locked  bool
 	// MSS is the receiver's rcv_mss.
 	MSS int
 	// SegTruesize is the truesize one received segment charges (its RX
@@ -337,7 +347,7 @@ func coalesce(tail *pkt.Packet, p pkt.Packet) bool {
 	segs := tail.WireSegs() + p.WireSegs()
 	tail.Len += p.Len
 	tail.Payload += p.Payload
-	tail.Segs = int32(segs)
+	tail.Segs = uint16(segs)
 	tail.Flags |= p.Flags
 	if int32(p.Ack-tail.Ack) > 0 {
 		tail.Ack = p.Ack

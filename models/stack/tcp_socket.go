@@ -39,7 +39,11 @@ type TCPSocket struct {
 	ackSince       sim.Time
 	delackArmed    bool
 
-	rmem int
+	rmem   int
+	rcvbuf int // sk_rcvbuf
+	// copiedSeq is copied_seq: payload bytes the reader has copied.
+	copiedSeq uint32
+	drs       drs
 	// stepAt and rmemStep: the softirq step that last queued data, and
 	// sk_rmem_alloc when it began (see ackSndCheck).
 	stepAt   sim.Time
@@ -79,8 +83,9 @@ type TCPSocket struct {
 }
 
 func newTCPSocket(t *TCP, flow uint32) *TCPSocket {
-	sk := &TCPSocket{t: t, flow: flow, q: make([]tcpSkb, 64)}
+	sk := &TCPSocket{t: t, flow: flow, q: make([]tcpSkb, 64), rcvbuf: t.cfg.Rcvbuf}
 	sk.wnd = sk.window()
+	sk.initSpace(0)
 	return sk
 }
 
@@ -106,7 +111,7 @@ func (sk *TCPSocket) window() uint32 { return sk.windowAt(sk.rmem) }
 
 func (sk *TCPSocket) windowAt(rmem int) uint32 {
 	c := sk.t.cfg
-	free := c.Rcvbuf - rmem
+	free := sk.rcvbuf - rmem
 	if free <= 0 {
 		return 0
 	}
@@ -117,7 +122,7 @@ func (sk *TCPSocket) windowAt(rmem int) uint32 {
 // InitialWindow returns the window of an empty socket (the sender's
 // window before the first ACK).
 func (t *TCP) InitialWindow() uint32 {
-	sk := TCPSocket{t: t}
+	sk := TCPSocket{t: t, rcvbuf: t.cfg.Rcvbuf}
 	return sk.window()
 }
 
@@ -140,7 +145,7 @@ func (sk *TCPSocket) rcv(w *sim.Work, cpu *sim.CPU, p pkt.Packet) {
 		return
 	}
 	truesize := segs*t.cfg.SegTruesize + tcpSkbShell
-	if sk.rmem+truesize > t.cfg.Rcvbuf {
+	if sk.rmem+truesize > sk.rcvbuf {
 		// tcp_try_rmem_schedule failed (TCPRcvQDrop).
 		t.Stats.RcvbufDrops += uint64(segs)
 		t.st.Led.Drop(pkt.Rcvbuf, segs)
@@ -151,7 +156,9 @@ func (sk *TCPSocket) rcv(w *sim.Work, cpu *sim.CPU, p pkt.Packet) {
 		sk.stepAt, sk.rmemStep = w.Start(), sk.rmem
 	}
 	sk.eventDataRecv(w.Now())
+	sk.rttMeasureTS(w.Now(), p)
 	sk.enqueue(w.Now(), p, truesize, cpu, w.Class())
+	sk.rttMeasure(w.Now())
 	t.Stats.Segs += uint64(segs)
 	t.Stats.Bytes += uint64(p.Payload)
 	t.st.Led.Deliver(pkt.ToSocket, segs)
@@ -470,6 +477,7 @@ func (sk *TCPSocket) copyOut(w *sim.Work, room int) int {
 		w.Add(t.fnCopy, ns(t.costs.CopyByte*float64(take)))
 		copied += take
 		e.bytes -= int32(take)
+		sk.copiedSeq += uint32(take)
 		sk.seenNxt = e.end
 		if e.bytes == 0 {
 			sk.eat(w, e)
@@ -478,6 +486,7 @@ func (sk *TCPSocket) copyOut(w *sim.Work, room int) int {
 			sk.head = (sk.head + 1) % len(sk.q)
 			sk.n--
 		}
+		sk.spaceAdjust(w.Now())
 	}
 	sk.bytes -= copied
 	t.Stats.BytesRead += uint64(copied)
@@ -553,7 +562,7 @@ func (sk *TCPSocket) cleanupRbuf(w *sim.Work, copied int) {
 	}
 	if copied > 0 && !timeToAck {
 		now := uint32(max(int32(sk.rcvWup+sk.wnd-ack), 0))
-		clamp := uint32(t.cfg.Rcvbuf/(t.cfg.SegTruesize+tcpSkbShell)) * uint32(t.cfg.MSS)
+		clamp := uint32(sk.rcvbuf/(t.cfg.SegTruesize+tcpSkbShell)) * uint32(t.cfg.MSS)
 		if 2*now <= clamp && wnd > 0 && wnd >= 2*now {
 			timeToAck = true
 		}

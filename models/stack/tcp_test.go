@@ -36,7 +36,7 @@ func (p *peer) Data(t sim.Time, flow, a uint32, bytes int) {
 
 // seg is a TCP skb of flow 0 with segs segments of MSS from seq.
 func seg(seq uint32, segs int, txn uint32) pkt.Packet {
-	return pkt.Packet{Flow: 0, Hash: 1, Len: int32(segs * (mss + 66)), Payload: int32(segs * mss), Segs: int32(segs),
+	return pkt.Packet{Flow: 0, Hash: 1, Len: int32(segs * (mss + 66)), Payload: int32(segs * mss), Segs: uint16(segs),
 		Seq: seq, Proto: pkt.TCP, Flags: pkt.FlagACK, CsumOK: true, Txn: txn}
 }
 

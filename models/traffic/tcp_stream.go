@@ -1,6 +1,7 @@
 package traffic
 
 import (
+	"github.com/rxsim/rxsim/models/pkt"
 	"github.com/rxsim/rxsim/sim"
 )
 
@@ -49,6 +50,17 @@ type tcpSender struct {
 	epoch    uint32
 	rtoArmed bool
 	rtoUna   uint32
+	// tsHist is the TSvals of the ACKs received (ts_recent) and when each
+	// arrived, oldest first, one entry per change: the TSecr a segment
+	// carries is the latest one that had arrived when it was sent.
+	tsHist []tsRecent
+	tsHead int
+}
+
+// tsRecent is one ts_recent value and when the sender got it.
+type tsRecent struct {
+	at  float64
+	val uint16
 }
 
 // TCPStreamStats are the senders' counters.
@@ -138,6 +150,7 @@ func (s *TCPStream) Ack(t sim.Time, flow, ack, wnd uint32, sack int64) {
 	}
 	at := s.rev.Transmit(float64(t), TCPFrameOverhead)
 	s.Stats.Acks++
+	f.noteTS(at, pkt.TSVal(t))
 	if acked := int32(ack - f.sndUna); acked > 0 {
 		f.sndUna = ack
 		s.grow(f, uint32(acked))
@@ -147,6 +160,36 @@ func (s *TCPStream) Ack(t sim.Time, flow, ack, wnd uint32, sack int64) {
 		s.goBack(f)
 	}
 	s.push(f, at)
+}
+
+// noteTS records the TSval of an ACK that reaches the sender at at.
+func (f *tcpSender) noteTS(at float64, val uint16) {
+	if n := len(f.tsHist); n > f.tsHead && f.tsHist[n-1].val == val {
+		return
+	}
+	if f.tsHead >= 64 { // drop the consumed entries now and then
+		f.tsHist = append(f.tsHist[:0], f.tsHist[f.tsHead:]...)
+		f.tsHead = 0
+	}
+	f.tsHist = append(f.tsHist, tsRecent{at: at, val: val})
+}
+
+// Stamp is the Wire's Stamp: a segment of flow that left at sent echoes
+// its sender's ts_recent then (0 before the first ACK). The wire reads
+// segments in the order they left, so the history before sent is dropped.
+func (s *TCPStream) Stamp(flow uint32, sent sim.Time) uint16 {
+	f := s.sender(flow)
+	if f == nil {
+		return 0
+	}
+	t := float64(sent)
+	for f.tsHead+1 < len(f.tsHist) && f.tsHist[f.tsHead+1].at <= t {
+		f.tsHead++
+	}
+	if f.tsHead < len(f.tsHist) && f.tsHist[f.tsHead].at <= t {
+		return f.tsHist[f.tsHead].val
+	}
+	return 0
 }
 
 // Data is response data from the receiver; a stream receiver sends none.

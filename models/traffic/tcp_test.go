@@ -266,3 +266,40 @@ func TestStreamPacing(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamTSecr: a segment carries the TSval of the last ACK that had
+// reached its sender when its first bit left (ts_recent), not when TCP
+// queued it: segments queued behind others on the wire echo an ACK that
+// arrived meanwhile; those that left before any ACK carry no echo.
+func TestStreamTSecr(t *testing.T) {
+	w := NewWire(10, 24, 1000, 16)
+	s := NewTCPStream(TCPStreamConfig{Streams: 1, MSS: 1448, TSOBytes: 65536, CsumOK: true, InitWindow: 60 * 1448,
+		Start: 1990 * sim.Microsecond}, w, NewLink(10, 24, 1000), nil)
+	w.Stamp = s.Stamp
+	// 60 segments queued at 1.990 ms leave over 73.8 us. An ACK sent at
+	// 1.9995 ms (TSval 1) reaches the sender at 2.0005728 ms, one sent at
+	// 2.010 ms (TSval 2) at 2.0110728 ms; neither acknowledges data.
+	s.Start()
+	s.Ack(1999500, 0, 0, 60*1448, -1)
+	s.Ack(2010000, 0, 0, 60*1448, -1)
+	ps := drain(w)
+	if len(ps) != 60 {
+		t.Fatalf("%d segments, want 60", len(ps))
+	}
+	for i, p := range ps {
+		sent := float64(p.Arrival) - 1000 - segWire
+		var want uint16
+		switch {
+		case sent >= 2011072.8:
+			want = 2
+		case sent >= 2000572.8:
+			want = 1
+		}
+		if p.TSecr != want {
+			t.Errorf("segment %d left at %.0f ns: TSecr %d, want %d", i, sent, p.TSecr, want)
+		}
+	}
+	if first, last := ps[0].TSecr, ps[59].TSecr; first != 0 || last != 2 {
+		t.Errorf("TSecr %d .. %d, want 0 .. 2", first, last)
+	}
+}

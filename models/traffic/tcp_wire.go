@@ -65,6 +65,10 @@ type Wire struct {
 	head   int
 	n      int
 	OnPush func(hash uint32, wasEmpty bool)
+	// Stamp, if set, gives each segment the NIC reads its timestamp echo
+	// (TSecr) from its flow and the time its first bit left the sender:
+	// the sender's TCP writes it as it transmits the segment.
+	Stamp func(flow uint32, sent sim.Time) uint16
 	// intoEmpty: a segment was pushed into an empty queue since the last Kick.
 	intoEmpty bool
 	// Pushed counts segments pushed; Popped those the NIC read.
@@ -133,6 +137,9 @@ func (w *Wire) Pop() pkt.Packet {
 	}
 	w.n--
 	w.Popped++
+	if w.Stamp != nil {
+		p.TSecr = w.Stamp(p.Flow, p.Arrival-sim.Time(w.prop+WireTime(int(p.Len), w.overhead, w.gbps)+0.5))
+	}
 	return p
 }
 

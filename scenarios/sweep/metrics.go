@@ -162,6 +162,10 @@ func (m Metrics) tcp(r *host.Result) {
 	m.set("tcp.segs_per_ack", t.SegsPerAck)
 	m.set("tcp.retransmits_per_sec", t.Retransmits)
 	m.set("tcp.service_demand", t.ServiceDemand)
+	if t.Kind != "tcp_rr" {
+		m.set("tcp.rcvbuf_bytes", float64(t.RcvbufBytes))
+		m.set("tcp.rcv_rtt_us", t.RcvRTTus)
+	}
 	if g := r.GRO; g != nil {
 		m.set("gro.merged_per_super_skb", g.MergedPerSuperSkb)
 		m.set("gro.segs_per_skb", g.SegsPerSkb)

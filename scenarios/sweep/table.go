@@ -31,6 +31,9 @@ func (r *Report) Columns(cols []string) []string {
 	return out
 }
 
+// MetricNames returns every metric some point of r has, sorted.
+func (r *Report) MetricNames() []string { return r.metricNames() }
+
 // WriteText writes the table of a complete Report: one row per point,
 // the swept values, n, and for each column the centre ± the half-width of
 // its 95% confidence interval in % of the centre.
