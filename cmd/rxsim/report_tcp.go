@@ -58,9 +58,10 @@ func writeNetperf(w io.Writer, s *scenarios.Spec, r *host.Result) {
 		fmt.Fprintf(w, "; skb frees deferred to the allocating CPU %s/s (kick IPIs %s/s)",
 			groupThousands(int64(t.DeferredFreesPerSec)), groupThousands(int64(t.DeferKicksPerSec)))
 	}
-	if t.Retransmits > 0 || t.OfoDrops > 0 || t.RcvbufDrops > 0 || t.RTOs > 0 {
-		fmt.Fprintf(w, "; retrans %s/s ofo drops %s/s rcvbuf drops %s/s RTOs %d",
-			groupThousands(int64(t.Retransmits)), groupThousands(int64(t.OfoDrops)), groupThousands(int64(t.RcvbufDrops)), t.RTOs)
+	if t.Retransmits > 0 || t.OfoQueued > 0 || t.DupDrops > 0 || t.RcvbufDrops > 0 || t.RTOs > 0 {
+		fmt.Fprintf(w, "; recoveries %s/s retrans %s/s, out-of-order queued %s/s, duplicates dropped %s/s, rcvbuf drops %s/s, RTOs %d",
+			groupThousands(int64(t.Recoveries)), groupThousands(int64(t.Retransmits)), groupThousands(int64(t.OfoQueued)),
+			groupThousands(int64(t.DupDrops)), groupThousands(int64(t.RcvbufDrops)), t.RTOs)
 	}
 	fmt.Fprintln(w)
 	if g := r.GRO; g != nil {
@@ -103,8 +104,8 @@ func streamLimit(s *scenarios.Spec, r *host.Result, line float64) string {
 	switch {
 	case len(sat) > 0:
 		return "saturated " + strings.Join(sat, "; ") + "; the window holds the sender back"
-	case t.Retransmits > 0 || t.OfoDrops > 0 || t.RcvbufDrops > 0:
-		return "losses: the senders go back and halve their window"
+	case t.Retransmits > 0 || t.DupDrops > 0 || t.RcvbufDrops > 0:
+		return "losses: the senders recover with SACK and halve their window"
 	case s.Traffic.Rate != "" && s.Traffic.Rate != "line":
 		return "the sender's pacing (traffic.rate " + s.Traffic.Rate + ")"
 	}

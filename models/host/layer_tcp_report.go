@@ -83,7 +83,8 @@ func (x *TCPExt) Report(r *Result, secs float64) {
 		WokenWakesPerSec: rate(t.WakeQueued, o.WakeQueued),
 		BackloggedPerSec: rate(t.Backlogged, o.Backlogged), BacklogCoalescePerSec: rate(t.BacklogCoalesced, o.BacklogCoalesced),
 		RcvCoalescePerSec: rate(t.RcvCoalesced, o.RcvCoalesced), CsumSkbsPerSec: rate(t.CsumSkbs, o.CsumSkbs),
-		OfoDrops: rate(t.OfoDrops, o.OfoDrops), RcvbufDrops: rate(t.RcvbufDrops, o.RcvbufDrops),
+		OfoQueued: rate(t.OfoQueued, o.OfoQueued), DupDrops: rate(t.DupDrops, o.DupDrops),
+		RcvbufDrops:         rate(t.RcvbufDrops, o.RcvbufDrops),
 		DeferredFreesPerSec: rate(now.defers.Deferred, old.defers.Deferred),
 		DeferKicksPerSec:    rate(now.defers.Kicks, old.defers.Kicks),
 	}
@@ -98,6 +99,7 @@ func (x *TCPExt) Report(r *Result, secs float64) {
 	if x.Stream != nil {
 		r.GoodputGbps = rate(t.BytesRead, o.BytesRead) * 8 / 1e9
 		tr.Retransmits = rate(now.stream.Retransmits, old.stream.Retransmits)
+		tr.Recoveries = rate(now.stream.Recoveries, old.stream.Recoveries)
 		tr.RTOs = now.stream.RTOs - old.stream.RTOs
 		if kb := rate(t.BytesRead, o.BytesRead) / 1024; kb > 0 {
 			tr.ServiceDemand, tr.ServiceDemandUnit = cpuUS/kb, "us/KB"

@@ -118,10 +118,16 @@ type TCPResult struct {
 	// that made such a CPU flush its list.
 	DeferredFreesPerSec float64 `json:"deferred_frees_per_sec"`
 	DeferKicksPerSec    float64 `json:"defer_kicks_per_sec"`
-	OfoDrops            float64 `json:"ofo_drops_per_sec"`
-	RcvbufDrops         float64 `json:"rcvbuf_drops_per_sec"`
-	Retransmits         float64 `json:"retransmits_per_sec"`
-	RTOs                uint64  `json:"rtos"`
+	// OfoQueued is segments held in the out-of-order queue above a hole,
+	// DupDrops segments dropped because their data had arrived already.
+	OfoQueued   float64 `json:"ofo_queued_per_sec"`
+	DupDrops    float64 `json:"dup_drops_per_sec"`
+	RcvbufDrops float64 `json:"rcvbuf_drops_per_sec"`
+	// Retransmits is segments the senders sent again, Recoveries the SACK
+	// loss recoveries they entered, RTOs their retransmission timeouts.
+	Retransmits float64 `json:"retransmits_per_sec"`
+	Recoveries  float64 `json:"recoveries_per_sec"`
+	RTOs        uint64  `json:"rtos"`
 	// ServiceDemand is CPU time summed over CPUs per unit of work, netperf
 	// style: us per KB for a stream, us per transaction for TCP_RR.
 	ServiceDemand     float64 `json:"service_demand"`

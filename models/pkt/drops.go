@@ -19,7 +19,7 @@ const (
 	UDPNoPorts                    // no socket listening (UdpNoPorts)
 	VethRingFull                  // veth ptr_ring full (peer's tx_dropped)
 	TCPOutOfWindow                // TCP segment beyond the advertised window
-	TCPOfo                        // TCP segment out of order, discarded (the model keeps no out-of-order queue)
+	TCPDup                        // TCP segment whose data the receiver already has (a retransmission that was not needed)
 	DevmapXmit                    // devmap egress XDP TX ring full (xdp_devmap_xmit drops)
 	NumReasons
 )
@@ -28,7 +28,7 @@ var reasonNames = [NumReasons]string{
 	"rx_missed", "nic_cap", "xdp_drop", "xdp_aborted", "xdp_tx_err",
 	"cpumap_enqueue", "cpumap_prog_drop", "cpumap_kmem_alloc", "backlog",
 	"iptables_raw", "rcvbuf", "udp_noports", "veth_ring_full", "tcp_out_of_window",
-	"tcp_ofo", "devmap_xmit",
+	"tcp_dup", "devmap_xmit",
 }
 
 // String returns the reason's report name.

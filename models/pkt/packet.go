@@ -88,3 +88,7 @@ func TSVal(t sim.Time) uint16 {
 
 // TSDelta is now - echo in TSVal units, across the 16-bit wrap.
 func TSDelta(now, echo uint16) int { return int(int16(now - echo)) }
+
+// SackBlock is one SACK block of a TCP ACK: the receiver holds the payload
+// bytes [Start, End) above a hole (RFC 2018).
+type SackBlock struct{ Start, End uint32 }

@@ -55,12 +55,13 @@ package stack
 // ACKs sent at once for every segment; every ACK sent uses one; a
 // request/response server is in pingpong mode and sends none.
 //
-// Left out: the out-of-order queue (an out-of-order segment is dropped and
-// the peer goes back to the hole), SACK, the backlog limit (sk_rcvbuf +
-// sk_sndbuf; the window keeps the backlog below it), receive-buffer
-// autotuning (tcp_rcv_space_adjust),
-// the prequeue/ucopy history, TCP options other than timestamps, memory
-// pressure (tcp_mem) and the TX completion interrupt (its cost is part of
+// Segments above a hole wait in the out-of-order queue and are SACKed
+// (tcp_ofo.go); the socket's receive buffer is autotuned (tcp_drs.go).
+//
+// Left out: the backlog limit (sk_rcvbuf + sk_sndbuf; the window keeps
+// the backlog below it), the prequeue/ucopy history, TCP options other
+// than timestamps and SACK, memory pressure (tcp_mem, and pruning the
+// out-of-order queue) and the TX completion interrupt (its cost is part of
 // the per-ACK cost).
 //
 // Freeing: the reader frees each skb it has copied out (tcp_recvmsg per
@@ -90,11 +91,11 @@ const TCPRTOMinRcv = 200 * sim.Millisecond
 
 // TCPPeer is the remote end of the host's TCP connections. The host calls
 // it at the moment a frame leaves (the sending step's clock): Ack for a pure
-// ACK (cumulative ack, advertised window in bytes, sack >= 0 for a
-// duplicate ACK reporting an out-of-order segment of sender round sack), and
-// Data for response data (which carries the ACK).
+// ACK (cumulative ack, advertised window in bytes, and the SACK blocks of
+// the out-of-order queue, nil when it is empty), and Data for response data
+// (which carries the ACK).
 type TCPPeer interface {
-	Ack(t sim.Time, flow, ack, wnd uint32, sack int64)
+	Ack(t sim.Time, flow, ack, wnd uint32, sack []pkt.SackBlock)
 	Data(t sim.Time, flow, ack uint32, bytes int)
 }
 
@@ -167,7 +168,8 @@ type TCPStats struct {
 	Skbs             uint64 // skbs through tcp_v4_rcv (Tcp InSegs)
 	CsumSkbs         uint64 // of those, checksummed in software (no checksum status)
 	Segs, Bytes      uint64 // received in order and queued
-	OfoDrops         uint64 // segments dropped out of order
+	DupDrops         uint64 // segments dropped as duplicates of data already received
+	OfoQueued        uint64 // segments held in the out-of-order queue
 	RcvbufDrops      uint64 // segments dropped for receive space
 	NoSocket         uint64 // segments for no socket
 	AcksSoftirq      uint64 // ACKs sent from tcp_v4_rcv where the skb arrived (softirq, cpumap kthread, NAPI thread)
@@ -361,24 +363,27 @@ func (t *TCP) doRcv(w *sim.Work, sk *TCPSocket, cpu *sim.CPU, p pkt.Packet) {
 	sk.rcv(w, cpu, p)
 }
 
-// sendAck transmits a pure ACK of sk from the step of w.
-func (t *TCP) sendAck(w *sim.Work, sk *TCPSocket, sack int64) {
+// sendAck transmits a pure ACK of sk from the step of w, with the SACK
+// blocks of its out-of-order queue.
+func (t *TCP) sendAck(w *sim.Work, sk *TCPSocket) {
 	w.Add(t.fnAck, t.cAck)
 	sk.rcvWup = sk.rcvNxt
 	sk.wnd = sk.window()
 	sk.ackPending = false
 	sk.ackSent()
-	t.peer.Ack(w.Now(), sk.flow, sk.rcvNxt, sk.wnd, sack)
+	t.peer.Ack(w.Now(), sk.flow, sk.rcvNxt, sk.wnd, sk.sackBlocks())
 }
 
 // Queued implements pkt.Queuer: a TCP socket's receive queue was
-// delivered at enqueue; what waits on a socket's backlog is still queued.
+// delivered at enqueue; what waits on a socket's backlog or in its
+// out-of-order queue is still queued.
 func (t *TCP) Queued() int {
 	n := 0
 	for _, sk := range t.socks {
 		for _, p := range sk.backlog {
 			n += p.WireSegs()
 		}
+		n += sk.ofoSegs
 	}
 	return n
 }

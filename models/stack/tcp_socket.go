@@ -80,6 +80,15 @@ type TCPSocket struct {
 	// inBacklog is set while the reader runs the backlog (release_sock).
 	inBacklog bool
 	backlog   []pkt.Packet
+
+	// ofo is out_of_order_queue, sorted by sequence; ofoSegs its wire
+	// segments. sackRcvNxt, dupAckCounter and compressed are the
+	// compressed-SACK state (tp->compressed_ack_rcv_nxt, dup_ack_counter,
+	// compressed_ack).
+	ofo                       []ofoSkb
+	ofoSegs                   int
+	sackRcvNxt                uint32
+	dupAckCounter, compressed int
 }
 
 func newTCPSocket(t *TCP, flow uint32) *TCPSocket {
@@ -138,12 +147,15 @@ func (sk *TCPSocket) rcv(w *sim.Work, cpu *sim.CPU, p pkt.Packet) {
 		t.st.Release(p.Queue, segs)
 		return
 	}
-	if p.Seq != sk.rcvNxt {
-		t.Stats.OfoDrops += uint64(segs)
-		t.st.Led.Drop(pkt.TCPOfo, segs)
-		sk.drop(w, p)
+	if !sk.trimOld(&p) {
+		sk.dupAck(w) // all of it arrived already: a DSACK
 		return
 	}
+	if p.Seq != sk.rcvNxt {
+		sk.rcvOfo(w, cpu, p)
+		return
+	}
+	segs = p.WireSegs()
 	truesize := segs*t.cfg.SegTruesize + tcpSkbShell
 	if sk.rmem+truesize > sk.rcvbuf {
 		// tcp_try_rmem_schedule failed (TCPRcvQDrop).
@@ -162,18 +174,33 @@ func (sk *TCPSocket) rcv(w *sim.Work, cpu *sim.CPU, p pkt.Packet) {
 	t.Stats.Segs += uint64(segs)
 	t.Stats.Bytes += uint64(p.Payload)
 	t.st.Led.Deliver(pkt.ToSocket, segs)
-	sk.ackSndCheck(w)
+	if len(sk.ofo) > 0 && sk.ofoQueue(w) {
+		// the hole is filled: ACK at once (ICSK_ACK_NOW)
+		if sk.inBacklog {
+			t.Stats.AcksBacklog++
+		} else {
+			t.Stats.AcksSoftirq++
+		}
+		t.sendAck(w, sk)
+	} else {
+		sk.ackSndCheck(w)
+	}
 	sk.dataReady(w, cpu)
 }
 
 // drop frees a segment that was not queued and sends the immediate
 // duplicate ACK (tcp_data_queue's out-of-window / out-of-order path).
 func (sk *TCPSocket) drop(w *sim.Work, p pkt.Packet) {
-	t := sk.t
-	sk.incrQuickack() // tcp_enter_quickack_mode on out-of-order data
-	t.st.Release(p.Queue, p.WireSegs())
-	t.Stats.DupAcks++
-	t.sendAck(w, sk, int64(p.Txn))
+	sk.t.st.Release(p.Queue, p.WireSegs())
+	sk.dupAck(w)
+}
+
+// dupAck sends the immediate duplicate ACK for a segment not queued, and
+// enters quick-ACK mode (tcp_enter_quickack_mode).
+func (sk *TCPSocket) dupAck(w *sim.Work) {
+	sk.incrQuickack()
+	sk.t.Stats.DupAcks++
+	sk.t.sendAck(w, sk)
 }
 
 // enqueue queues p at the step clock at; cpu and cl are the CPU and class
@@ -249,13 +276,13 @@ func (sk *TCPSocket) ackSndCheck(w *sim.Work) {
 	}
 	if sk.rcvNxt-sk.rcvWup > uint32(t.cfg.MSS) && sk.windowAt(sk.rmemStep) >= sk.wnd {
 		*rcvAcks++
-		t.sendAck(w, sk, -1)
+		t.sendAck(w, sk)
 		return
 	}
 	if sk.inQuickack() {
 		*rcvAcks++
 		t.Stats.QuickAcks++
-		t.sendAck(w, sk, -1)
+		t.sendAck(w, sk)
 		return
 	}
 	if !sk.ackPending {
@@ -380,7 +407,7 @@ func (d *delackIRQ) Run(now sim.Time, w *sim.Work) {
 	sk := (*TCPSocket)(d)
 	if sk.ackPending {
 		sk.t.Stats.AcksDelack++
-		sk.t.sendAck(w, sk, -1)
+		sk.t.sendAck(w, sk)
 	}
 }
 
@@ -575,7 +602,7 @@ func (sk *TCPSocket) cleanupRbuf(w *sim.Work, copied int) {
 	sk.rcvWup, sk.wnd = ack, wnd
 	sk.ackPending = sk.rcvNxt != ack // data queued ahead of the reader's clock stays unacknowledged
 	sk.ackSent()
-	t.peer.Ack(w.Now(), sk.flow, ack, wnd, -1)
+	t.peer.Ack(w.Now(), sk.flow, ack, wnd, sk.sackBlocks())
 }
 
 // releaseBacklog is __release_sock: the owner runs tcp_v4_do_rcv for each

@@ -21,17 +21,17 @@ const mss = 1448
 // ack is what the fake peer saw.
 type ack struct {
 	Ack, Wnd uint32
-	Sack     int64
+	Sack     []pkt.SackBlock
 	Data     int // response bytes (0: a pure ACK)
 }
 
 type peer struct{ got []ack }
 
-func (p *peer) Ack(t sim.Time, flow, a, wnd uint32, sack int64) {
+func (p *peer) Ack(t sim.Time, flow, a, wnd uint32, sack []pkt.SackBlock) {
 	p.got = append(p.got, ack{Ack: a, Wnd: wnd, Sack: sack})
 }
 func (p *peer) Data(t sim.Time, flow, a uint32, bytes int) {
-	p.got = append(p.got, ack{Ack: a, Sack: -1, Data: bytes})
+	p.got = append(p.got, ack{Ack: a, Data: bytes})
 }
 
 // seg is a TCP skb of flow 0 with segs segments of MSS from seq.
@@ -96,20 +96,22 @@ func TestTCPRcvAcks(t *testing.T) {
 		// The second segment makes 2 MSS unacknowledged: ACK 2896 with the
 		// window of 212992 - 2 x 2304 B of truesize (90 segments).
 		{name: "two segments: ACK every second", rcvbuf: 212992, skbs: []pkt.Packet{seg(0, 1, 0), seg(mss, 1, 0), seg(2*mss, 1, 0)},
-			cost: list + 3*(perSkb+8) + 880 + 150, acks: []ack{{Ack: 2 * mss, Wnd: 90 * mss, Sack: -1}}, queued: 3 * mss, pending: true},
+			cost: list + 3*(perSkb+8) + 880 + 150, acks: []ack{{Ack: 2 * mss, Wnd: 90 * mss}}, queued: 3 * mss, pending: true},
 		// A 45-segment super-skb: one tcp_v4_rcv, one ACK; truesize 45 x 2048
 		// + 256 leaves 212992 - 92416 = 120576 B = 52 segments of window.
 		{name: "GRO super-skb: one ACK for 45 segments", rcvbuf: 212992, skbs: []pkt.Packet{seg(0, 45, 0)},
-			cost: list + perSkb + 45*8 + 880 + 150, acks: []ack{{Ack: 45 * mss, Wnd: 52 * mss, Sack: -1}}, queued: 45 * mss},
-		{name: "out of order: dropped, dup ACK of round 3", rcvbuf: 212992, skbs: []pkt.Packet{seg(mss, 1, 3)},
-			cost: list + perSkb + 8 + 880, acks: []ack{{Ack: 0, Wnd: fullWnd, Sack: 3}}, drops: map[pkt.Reason]uint64{pkt.TCPOfo: 1}},
+			cost: list + perSkb + 45*8 + 880 + 150, acks: []ack{{Ack: 45 * mss, Wnd: 52 * mss}}, queued: 45 * mss},
+		// Above a hole: held in the out-of-order queue (its truesize taken
+		// from the window) and SACKed at once; not yet delivered.
+		{name: "out of order: held and SACKed", rcvbuf: 212992, skbs: []pkt.Packet{seg(mss, 1, 3)},
+			cost: list + perSkb + 8 + 880, acks: []ack{{Ack: 0, Wnd: fullWnd - mss, Sack: []pkt.SackBlock{{Start: mss, End: 2 * mss}}}}},
 		// rcvbuf of two segments' truesize: the third does not fit.
 		{name: "receive buffer full", rcvbuf: 2 * 2304, skbs: []pkt.Packet{seg(0, 1, 0), seg(mss, 1, 0), seg(2*mss, 1, 0)},
 			cost: list + 3*(perSkb+8) + 880 + 880 + 150, drops: map[pkt.Reason]uint64{pkt.Rcvbuf: 1}, queued: 2 * mss,
 			// The window check uses the queue as the step began (empty, 2
 			// segments of window): the second segment is ACKed with the
 			// window left then (0); the dropped third gets a dup ACK.
-			acks: []ack{{Ack: 2 * mss, Wnd: 0, Sack: -1}, {Ack: 2 * mss, Wnd: 0, Sack: 0}}},
+			acks: []ack{{Ack: 2 * mss, Wnd: 0}, {Ack: 2 * mss, Wnd: 0}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -152,7 +154,7 @@ func TestTCPReaderAndWindow(t *testing.T) {
 		t.Errorf("read %d rmem %d acks %+v", b.tcp.Stats.BytesRead, b.sk.Rmem(), b.p.got)
 	}
 	b.h.Run(stack.TCPDelackMin + 2*sim.Millisecond)
-	if want := []ack{{Ack: mss, Wnd: fullWnd, Sack: -1}}; !reflect.DeepEqual(b.p.got, want) || b.tcp.Stats.AcksDelack != 1 {
+	if want := []ack{{Ack: mss, Wnd: fullWnd}}; !reflect.DeepEqual(b.p.got, want) || b.tcp.Stats.AcksDelack != 1 {
 		t.Errorf("delayed ACK %+v, want %+v", b.p.got, want)
 	}
 	modeltest.Conservation(t, &b.h.Led, b.tcp)
@@ -165,7 +167,7 @@ func TestTCPRequestResponse(t *testing.T) {
 	req := pkt.Packet{Flow: 0, Hash: 1, Len: 67, Payload: 1, Segs: 1, Proto: pkt.TCP, Flags: pkt.FlagACK | pkt.FlagPSH, CsumOK: true}
 	b.softirq(req)
 	b.h.Run(sim.Millisecond)
-	if want := []ack{{Ack: 1, Sack: -1, Data: 1}}; !reflect.DeepEqual(b.p.got, want) {
+	if want := []ack{{Ack: 1, Data: 1}}; !reflect.DeepEqual(b.p.got, want) {
 		t.Errorf("peer got %+v, want %+v", b.p.got, want)
 	}
 	// 430 + 60 + 0.1 (copy) + 1500 + 0.1 (response copy).
@@ -224,8 +226,8 @@ func TestTCPBacklog(t *testing.T) {
 	if want := sim.Time(list + 2*(30+55+45+50)); second != want {
 		t.Errorf("second softirq step %d ns, want %d (tcp_v4_rcv's own part + tcp_add_backlog, no tcp_v4_do_rcv)", second, want)
 	}
-	if tcp.Stats.OfoDrops != 0 || tcp.Stats.BytesRead != 42*mss {
-		t.Errorf("ofo drops %d, read %d bytes, want 0 and %d", tcp.Stats.OfoDrops, tcp.Stats.BytesRead, 42*mss)
+	if tcp.Stats.DupDrops != 0 || tcp.Stats.BytesRead != 42*mss {
+		t.Errorf("ofo drops %d, read %d bytes, want 0 and %d", tcp.Stats.DupDrops, tcp.Stats.BytesRead, 42*mss)
 	}
 	// The two backlogged segments are coalesced into one skb
 	// (tcp_add_backlog), so the reader runs tcp_v4_do_rcv once for both.
@@ -255,15 +257,20 @@ func TestTCPQuickAck(t *testing.T) {
 	if got, q := b.tcp.Stats.AcksSoftirq, b.tcp.Stats.QuickAcks; q != 16 || got != 16+12 {
 		t.Errorf("%d ACKs, %d quick, want 28 and 16", got, q)
 	}
-	// Out of order: a dup ACK, then quick ACKs again for in-order data
-	// (after the reader has read and let the socket go, so that the
-	// segments are processed in softirq, not from the socket backlog).
+	// Out of order (after the reader has read and let the socket go, so
+	// that the segments are processed in softirq, not from the socket
+	// backlog): segment 41 is held and SACKed at once and re-enters
+	// quick-ACK mode; 40 fills the hole, 41 moves to the receive queue and
+	// the ACK goes at once; 41 again is a duplicate, dropped with a dup
+	// ACK; 42 is quick-ACKed.
 	b.h.Eng.Run(sim.Millisecond)
 	b.softirq(seg(41*mss, 1, 1))
 	b.softirq(seg(40*mss, 1, 0), seg(41*mss, 1, 0), seg(42*mss, 1, 0))
 	b.h.Eng.Run(2 * sim.Millisecond)
-	if q := b.tcp.Stats.QuickAcks; q != 16+3 {
-		t.Errorf("%d quick ACKs after the hole, want 19 (every segment again)", q)
+	st := b.tcp.Stats
+	if st.QuickAcks != 16+1 || st.OfoQueued != 1 || st.DupDrops != 1 || st.DupAcks != 2 || st.BytesRead != 43*mss {
+		t.Errorf("after the hole: %d quick ACKs, %d held out of order, %d duplicates dropped, %d dup ACKs, %d bytes read; want 17, 1, 1, 2, %d",
+			st.QuickAcks, st.OfoQueued, st.DupDrops, st.DupAcks, st.BytesRead, 43*mss)
 	}
 	modeltest.Conservation(t, &b.h.Led, b.tcp)
 

@@ -19,7 +19,7 @@ func ExampleTCPStream() {
 		p := w.Pop()
 		fmt.Printf("seq %5d arrives %v\n", p.Seq, p.Arrival)
 	}
-	s.Ack(10*sim.Microsecond, 0, 2*1448, 3*1448, -1)
+	s.Ack(10*sim.Microsecond, 0, 2*1448, 3*1448, nil)
 	for w.Peek() != sim.Never {
 		p := w.Pop()
 		fmt.Printf("seq %5d arrives %v\n", p.Seq, p.Arrival)

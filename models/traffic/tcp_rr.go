@@ -113,7 +113,7 @@ func (r *TCPRR) client(flow uint32) *rrFlow {
 
 // Ack is a pure ACK from the host (the client has nothing to do with it:
 // its requests fit in any window the host advertises).
-func (r *TCPRR) Ack(t sim.Time, flow, ack, wnd uint32, sack int64) {
+func (r *TCPRR) Ack(t sim.Time, flow, ack, wnd uint32, sack []pkt.SackBlock) {
 	if f := r.client(flow); f != nil {
 		r.rev.Transmit(float64(t), TCPFrameOverhead)
 		r.Stats.Acks++

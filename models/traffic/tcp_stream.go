@@ -40,13 +40,26 @@ type tcpSender struct {
 	flow, hash     uint32
 	sndUna, sndNxt uint32
 	rwnd           uint32
-	// cwnd and ssthresh (bytes): Reno's response to a loss, so that a
-	// go-back-N round does not resend a whole window into an overloaded
-	// receiver at line rate again and again. cwnd starts at the receiver's
-	// window (no slow start) and is never the limit without losses.
+	// cwnd and ssthresh (bytes): Reno's response to a loss. cwnd starts
+	// at the receiver's window (no slow start) and is never the limit
+	// without losses.
 	cwnd, ssthresh uint32
 	cwndAcc        uint32 // bytes acknowledged towards the next +MSS in congestion avoidance
-	// epoch numbers the go-back-N rounds; segments carry it in Txn.
+	// sacked is the receiver's last SACK blocks (its whole out-of-order
+	// queue); dupAcks counts duplicate ACKs since the last advance.
+	sacked  []pkt.SackBlock
+	dupAcks int
+	// inRecovery: SACK loss recovery until sndUna reaches recoverPt (the
+	// sndNxt when it began); retxHigh is where retransmission of the holes
+	// has got to; retxMark is sndNxt when holes were last retransmitted.
+	inRecovery                    bool
+	recoverPt, retxHigh, retxMark uint32
+	// recArmed and recUna: the recovery timer is pending, set at sndUna
+	// recUna.
+	recArmed bool
+	recUna   uint32
+	// epoch numbers the retransmission-timeout rounds; segments carry it
+	// in Txn.
 	epoch    uint32
 	rtoArmed bool
 	rtoUna   uint32
@@ -67,23 +80,32 @@ type tsRecent struct {
 type TCPStreamStats struct {
 	Segments    uint64 // segments pushed, retransmissions included
 	Bytes       uint64 // payload bytes pushed, retransmissions included
-	Retransmits uint64 // segments sent again after a go-back-N
-	GoBacks     uint64 // go-back-N rounds started by a duplicate ACK
-	RTOs        uint64 // go-back-N rounds started by the retransmission timer
-	Acks        uint64 // ACKs received
-	Bursts      uint64 // TSO bursts
+	Retransmits uint64 // segments sent again (holes in recovery, or everything after an RTO)
+	Recoveries  uint64 // SACK loss recoveries entered
+	// ProbeTimeouts counts recovery timers that found no progress and
+	// marked the holes lost again.
+	ProbeTimeouts uint64
+	RTOs          uint64 // go-back-N rounds started by the retransmission timer
+	Acks          uint64 // ACKs received
+	Bursts        uint64 // TSO bursts
 }
 
 // TCPStream is N bulk TCP senders (netperf TCP_STREAM) limited by the line
 // rate of the wire and by the receiver's advertised window. They are ACK
 // clocked: every ACK (and the start) lets a sender emit what the window
 // allows, in TSO bursts of at most TSOBytes, back to back at wire speed.
-// Loss (ring drops, socket drops) is repaired by going back to the first
-// unacknowledged byte when the receiver reports an out-of-order segment of
-// the current round, or after TCPRTOMin without progress; a loss halves
-// the window in flight (Reno's cwnd, grown back by one MSS per window).
-// Without loss the window is the receiver's: there is no slow start, SACK,
-// pacing or other congestion control.
+// Loss (ring drops, socket drops) is repaired with SACK (RFC 6675, in
+// outline): once the receiver's SACK blocks cover TCP_FASTRETRANS_THRESH
+// (3) segments above the cumulative ACK, or after 3 duplicate ACKs, the
+// sender enters recovery, halves its window (Reno's ssthresh, grown back by
+// one MSS per window), retransmits every hole below the highest SACKed
+// byte once, and sends new data while the segments in flight that the
+// receiver has not SACKed (pipe) stay below cwnd; recovery ends when the
+// cumulative ACK passes what was sent when it began. After TCPRTOMin
+// without progress it goes back to the first unacknowledged byte with a
+// window of one segment. Not modelled: RACK-TLP, PRR's pacing of the
+// retransmissions, CUBIC (Linux's default; beta 0.7 rather than Reno's
+// 0.5), slow start from an initial window, and pacing (fq).
 type TCPStream struct {
 	cfg   TCPStreamConfig
 	wire  *Wire
@@ -143,7 +165,7 @@ func (s *TCPStream) sender(flow uint32) *tcpSender {
 
 // Ack is an ACK leaving the receiver at t: cumulative ack, window wnd, and
 // sack >= 0 when it reports an out-of-order segment of round sack.
-func (s *TCPStream) Ack(t sim.Time, flow, ack, wnd uint32, sack int64) {
+func (s *TCPStream) Ack(t sim.Time, flow, ack, wnd uint32, sack []pkt.SackBlock) {
 	f := s.sender(flow)
 	if f == nil {
 		return
@@ -152,14 +174,129 @@ func (s *TCPStream) Ack(t sim.Time, flow, ack, wnd uint32, sack int64) {
 	s.Stats.Acks++
 	f.noteTS(at, pkt.TSVal(t))
 	if acked := int32(ack - f.sndUna); acked > 0 {
-		f.sndUna = ack
-		s.grow(f, uint32(acked))
+		f.sndUna, f.dupAcks = ack, 0
+		if f.inRecovery && int32(ack-f.recoverPt) >= 0 {
+			f.inRecovery = false
+		}
+		if !f.inRecovery {
+			s.grow(f, uint32(acked))
+		}
+	} else if len(sack) > 0 {
+		f.dupAcks++
 	}
 	f.rwnd = wnd
-	if sack >= 0 && uint32(sack) == f.epoch {
-		s.goBack(f)
+	f.sacked = append(f.sacked[:0], sack...)
+	if !f.inRecovery && len(f.sacked) > 0 && (f.dupAcks >= dupThresh || f.sackedBytes() >= dupThresh*uint32(s.cfg.MSS)) {
+		s.enterRecovery(f)
+	}
+	if f.inRecovery {
+		if int32(f.highestSacked()-f.retxMark) > 0 && int32(f.retxHigh-f.sndUna) > 0 {
+			// RACK: data sent after the last retransmissions was SACKed,
+			// so a hole still open below them is lost again
+			f.retxHigh = f.sndUna
+		}
+		s.armRecoveryTimer(f, at)
 	}
 	s.push(f, at)
+}
+
+// highestSacked is the end of the highest SACK block (sndUna if none).
+func (f *tcpSender) highestSacked() uint32 {
+	h := f.sndUna
+	for _, b := range f.sacked {
+		h = max32(h, b.End)
+	}
+	return h
+}
+
+// dupThresh is TCP_FASTRETRANS_THRESH.
+const dupThresh = 3
+
+// sackedBytes is the payload above sndUna the receiver holds.
+func (f *tcpSender) sackedBytes() uint32 {
+	var n uint32
+	for _, b := range f.sacked {
+		if int32(b.End-f.sndUna) > 0 {
+			n += b.End - max32(b.Start, f.sndUna)
+		}
+	}
+	return n
+}
+
+// max32 is the later of two sequence numbers.
+func max32(a, b uint32) uint32 {
+	if int32(a-b) > 0 {
+		return a
+	}
+	return b
+}
+
+// enterRecovery starts SACK loss recovery: ssthresh = cwnd = half the
+// window in flight (at least 2 MSS).
+func (s *TCPStream) enterRecovery(f *tcpSender) {
+	s.Stats.Recoveries++
+	flight := f.sndNxt - f.sndUna
+	f.ssthresh = max(flight/2, uint32(2*s.cfg.MSS))
+	f.cwnd, f.cwndAcc = f.ssthresh, 0
+	f.inRecovery, f.recoverPt, f.retxHigh, f.retxMark = true, f.sndNxt, f.sndUna, f.sndUna
+}
+
+// retransmitHoles sends, within budget bytes, the segments below the
+// highest SACKed byte that the receiver does not hold and that were not
+// retransmitted since they were last marked lost; it returns what is left
+// of the budget and whether it sent anything.
+func (s *TCPStream) retransmitHoles(f *tcpSender, at float64, budget int) (int, bool) {
+	mss := uint32(s.cfg.MSS)
+	from := max32(f.retxHigh, f.sndUna)
+	sent := false
+	for _, b := range f.sacked {
+		for ; int32(b.Start-from) > 0 && budget >= int(mss); from += mss {
+			s.wire.Send(at, segment(f.flow, f.hash, from, 1, int(mss), 0, s.cfg.CsumOK, f.epoch))
+			s.Stats.Retransmits++
+			s.Stats.Segments++
+			s.Stats.Bytes += uint64(mss)
+			budget -= int(mss)
+			sent = true
+		}
+		if int32(b.Start-from) > 0 {
+			break // out of budget inside this hole
+		}
+		from = max32(from, b.End)
+	}
+	f.retxHigh = from
+	if sent {
+		f.retxMark = f.sndNxt
+	}
+	return budget, sent
+}
+
+// pipe is RFC 6675's estimate of the bytes in flight during recovery: what
+// was sent above the highest SACKed byte, plus the holes below it that
+// were retransmitted (those not yet retransmitted are lost, those SACKed
+// are at the receiver).
+func (f *tcpSender) pipe() uint32 {
+	hs := f.highestSacked()
+	p := f.sndNxt - hs
+	upto := f.retxHigh
+	if int32(upto-hs) > 0 {
+		upto = hs
+	}
+	for from := f.sndUna; int32(upto-from) > 0; {
+		next := upto // the end of the hole that starts at from
+		for _, b := range f.sacked {
+			if int32(b.Start-from) > 0 && int32(b.Start-next) < 0 {
+				next = b.Start
+			}
+		}
+		p += next - from
+		from = next
+		for _, b := range f.sacked { // skip the SACKed block at from
+			if b.Start == from {
+				from = b.End
+			}
+		}
+	}
+	return p
 }
 
 // noteTS records the TSval of an ACK that reaches the sender at at.
@@ -193,7 +330,7 @@ func (s *TCPStream) Stamp(flow uint32, sent sim.Time) uint16 {
 }
 
 // Data is response data from the receiver; a stream receiver sends none.
-func (s *TCPStream) Data(t sim.Time, flow, ack uint32, bytes int) { s.Ack(t, flow, ack, 0, -1) }
+func (s *TCPStream) Data(t sim.Time, flow, ack uint32, bytes int) { s.Ack(t, flow, ack, 0, nil) }
 
 // maxCwnd bounds cwnd (a window the receiver never advertises).
 const maxCwnd = 1 << 30
@@ -212,14 +349,17 @@ func (s *TCPStream) grow(f *tcpSender, acked uint32) {
 	}
 }
 
-// goBack starts a go-back-N round from the first unacknowledged byte and
-// halves the window in flight (ssthresh = cwnd = flight/2, at least 2 MSS).
+// goBack starts a go-back-N round from the first unacknowledged byte
+// after a retransmission timeout and halves the window in flight
+// (ssthresh = cwnd = flight/2, at least 2 MSS); recovery and the SACK
+// scoreboard are forgotten (tcp_enter_loss).
 func (s *TCPStream) goBack(f *tcpSender) {
 	flight := f.sndNxt - f.sndUna
 	s.Stats.Retransmits += uint64(flight) / uint64(s.cfg.MSS)
 	f.ssthresh = max(flight/2, uint32(2*s.cfg.MSS))
 	f.cwnd, f.cwndAcc = f.ssthresh, 0
 	f.sndNxt = f.sndUna
+	f.inRecovery, f.sacked, f.dupAcks = false, f.sacked[:0], 0
 	f.epoch++
 }
 
@@ -227,8 +367,17 @@ func (s *TCPStream) goBack(f *tcpSender) {
 func (s *TCPStream) push(f *tcpSender, at float64) {
 	mss := s.cfg.MSS
 	sent := false
+	budget := 0 // recovery: cwnd less the pipe, retransmissions first
+	if f.inRecovery {
+		budget, sent = s.retransmitHoles(f, at, int(int32(f.cwnd-f.pipe())))
+	}
 	for {
-		avail := int(int32(f.sndUna + min(f.rwnd, f.cwnd) - f.sndNxt))
+		avail := int(int32(f.sndUna + f.rwnd - f.sndNxt))
+		if f.inRecovery {
+			avail = min(avail, budget)
+		} else {
+			avail = min(avail, int(int32(f.sndUna+f.cwnd-f.sndNxt)))
+		}
 		n := min(avail, s.cfg.TSOBytes) / mss
 		if n <= 0 {
 			break
@@ -249,12 +398,48 @@ func (s *TCPStream) push(f *tcpSender, at float64) {
 		s.Stats.Segments += uint64(n)
 		s.Stats.Bytes += uint64(n * mss)
 		s.Stats.Bursts++
+		budget -= n * mss
 		sent = true
 	}
 	if sent {
 		s.wire.Kick(f.hash)
 	}
 	s.armRTO(f, at)
+}
+
+// RecoveryTimeout is how long recovery may go without the cumulative ACK
+// advancing before the holes are marked lost again: the kernel's RACK
+// reordering timer and tail loss probe, whose PTO is 2 x srtt plus
+// TCP_TIMEOUT_MIN (2 jiffies); srtt is taken as negligible next to 2 ms.
+const RecoveryTimeout = 2 * sim.Millisecond
+
+// armRecoveryTimer starts the recovery timer for the current sndUna.
+func (s *TCPStream) armRecoveryTimer(f *tcpSender, at float64) {
+	if f.recArmed || s.eng == nil {
+		return
+	}
+	f.recArmed, f.recUna = true, f.sndUna
+	s.eng.Schedule(sim.Time(at)+RecoveryTimeout, (*recoveryTimer)(s), int64(f.flow-s.cfg.FirstFlow))
+}
+
+type recoveryTimer TCPStream
+
+// Fire implements sim.Handler: recovery made no progress for
+// RecoveryTimeout, so every hole is marked lost again and resent within
+// the window.
+func (r *recoveryTimer) Fire(now sim.Time, i int64) {
+	s := (*TCPStream)(r)
+	f := &s.flows[i]
+	f.recArmed = false
+	if !f.inRecovery {
+		return
+	}
+	if f.sndUna == f.recUna {
+		s.Stats.ProbeTimeouts++
+		f.retxHigh = f.sndUna
+	}
+	s.armRecoveryTimer(f, float64(now))
+	s.push(f, float64(now))
 }
 
 // armRTO starts the retransmission timer when data is outstanding.

@@ -1,6 +1,7 @@
 package traffic
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/rxsim/rxsim/models/pkt"
@@ -117,7 +118,7 @@ func TestStreamAckClock(t *testing.T) {
 	// ACK of 2 segments with the same window at t = 10 us: the ACK frame
 	// (66 B + 24) takes 72 ns on the wire plus 1 us: 2 more segments start at
 	// 11072 and arrive 1230.4 ns apart plus 1 us.
-	s.Ack(10000, 0, 2*1448, 4*1448, -1)
+	s.Ack(10000, 0, 2*1448, 4*1448, nil)
 	ps := drain(w)
 	if len(ps) != 2 {
 		t.Fatalf("after ACK: %d segments, want 2", len(ps))
@@ -129,48 +130,68 @@ func TestStreamAckClock(t *testing.T) {
 		}
 	}
 	// A zero window stops the sender; an ACK opening it resumes.
-	s.Ack(20000, 0, 6*1448, 0, -1)
+	s.Ack(20000, 0, 6*1448, 0, nil)
 	if n := len(drain(w)); n != 0 {
 		t.Errorf("zero window: sent %d", n)
 	}
-	s.Ack(30000, 0, 6*1448, 1448, -1)
+	s.Ack(30000, 0, 6*1448, 1448, nil)
 	if n := len(drain(w)); n != 1 {
 		t.Errorf("window of 1 MSS: sent %d, want 1", n)
 	}
 }
 
-func TestStreamGoBackN(t *testing.T) {
-	cases := []struct {
-		name     string
-		sack     int64
-		wantSent int
-		wantSeq  uint32
-	}{
-		// 8 segments were in flight after the hole: cwnd halves to 4.
-		{"dup ACK of the current round goes back to the hole", 0, 4, 2 * 1448},
-		{"dup ACK of an old round is ignored", 5, 0, 0},
+// TestStreamSackRecovery: 10 segments in flight, segment 2 lost. SACK
+// blocks for 2 held segments and one duplicate ACK do not start recovery;
+// blocks for 3-9 do: the sender halves its window (12 in flight -> 6),
+// retransmits only segment 2, and sends new data while the pipe (in
+// flight, not SACKed) stays below cwnd. A hole the receiver reports later
+// in the same recovery is retransmitted too, each hole once. The ACK that
+// covers what was sent when recovery began ends it.
+func TestStreamSackRecovery(t *testing.T) {
+	const mss = 1448
+	blocks := func(b ...uint32) []pkt.SackBlock {
+		var out []pkt.SackBlock
+		for i := 0; i < len(b); i += 2 {
+			out = append(out, pkt.SackBlock{Start: b[i] * mss, End: b[i+1] * mss})
+		}
+		return out
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			w := NewWire(10, 24, 0, 16)
-			s := NewTCPStream(TCPStreamConfig{Streams: 1, MSS: 1448, TSOBytes: 65536, InitWindow: 10 * 1448}, w, NewLink(10, 24, 0), nil)
-			s.Start()
-			drain(w)
-			// Segment 2 was lost; the receiver reports segment 3 out of order.
-			s.Ack(50000, 0, 2*1448, 8*1448, c.sack) // right edge unchanged
-			ps := drain(w)
-			if len(ps) != c.wantSent {
-				t.Fatalf("sent %d, want %d", len(ps), c.wantSent)
-			}
-			if c.wantSent > 0 {
-				if ps[0].Seq != c.wantSeq || ps[0].Txn != 1 {
-					t.Errorf("first resent seq %d round %d, want %d round 1", ps[0].Seq, ps[0].Txn, c.wantSeq)
-				}
-				if s.Stats.Retransmits != 8 {
-					t.Errorf("retransmits %d, want 8", s.Stats.Retransmits)
-				}
-			}
-		})
+	seqs := func(ps []pkt.Packet) []uint32 {
+		var out []uint32
+		for _, p := range ps {
+			out = append(out, p.Seq/mss)
+		}
+		return out
+	}
+	w := NewWire(10, 24, 0, 16)
+	s := NewTCPStream(TCPStreamConfig{Streams: 1, MSS: mss, TSOBytes: 65536, InitWindow: 10 * mss}, w, NewLink(10, 24, 0), nil)
+	s.Start()
+	drain(w)
+	// 0-1 ACKed (cwnd 10 -> 12 in slow start), 3-4 SACKed: 4 new, 10-13.
+	s.Ack(50000, 0, 2*mss, 20*mss, blocks(3, 5))
+	if got := seqs(drain(w)); s.Stats.Recoveries != 0 || !slices.Equal(got, []uint32{10, 11, 12, 13}) {
+		t.Fatalf("below the threshold: sent %v, recoveries %d; want 10-13 and none", got, s.Stats.Recoveries)
+	}
+	// 3-9 SACKed: recovery, cwnd 6; segment 2 again; pipe 12 - 7 = 5, so
+	// one new segment (14).
+	s.Ack(51000, 0, 2*mss, 20*mss, blocks(3, 10))
+	if got := seqs(drain(w)); s.Stats.Recoveries != 1 || s.Stats.Retransmits != 1 || !slices.Equal(got, []uint32{2, 14}) {
+		t.Fatalf("recovery %d, sent %v, retransmits %d; want 1, [2 14], 1", s.Stats.Recoveries, got, s.Stats.Retransmits)
+	}
+	// A second hole at 10: resent once, 2 not again.
+	s.Ack(52000, 0, 2*mss, 20*mss, blocks(3, 10, 11, 14))
+	if got := seqs(drain(w)); s.Stats.Retransmits != 2 || len(got) == 0 || got[0] != 10 {
+		t.Errorf("second hole: sent %v, retransmits %d; want 10 first and 2 retransmits", got, s.Stats.Retransmits)
+	}
+	// Recovery began with 14 segments sent: an ACK of 13 does not end it,
+	// one of 14 does.
+	s.Ack(59000, 0, 13*mss, 20*mss, blocks(13, 15))
+	if f := &s.flows[0]; !f.inRecovery || f.recoverPt != 14*mss {
+		t.Errorf("in recovery %v after ACK 13 (recovery point %d), want still in it, point %d", f.inRecovery, f.recoverPt, 14*mss)
+	}
+	s.Ack(60000, 0, 15*mss, 20*mss, nil)
+	if f := &s.flows[0]; f.inRecovery {
+		t.Errorf("still in recovery after ACK 15 (recovery point %d)", f.recoverPt)
 	}
 }
 
@@ -188,7 +209,7 @@ func TestStreamRTO(t *testing.T) {
 	}
 	// Its ACK grows cwnd to 2 MSS (slow start up to ssthresh = max(3/2, 2)
 	// MSS): two more.
-	s.Ack(ps[0].Arrival, 0, 1448, 3*1448, -1)
+	s.Ack(ps[0].Arrival, 0, 1448, 3*1448, nil)
 	if n := len(drain(w)); n != 2 {
 		t.Errorf("after the first ACK: %d segments, want 2", n)
 	}
@@ -280,8 +301,8 @@ func TestStreamTSecr(t *testing.T) {
 	// 1.9995 ms (TSval 1) reaches the sender at 2.0005728 ms, one sent at
 	// 2.010 ms (TSval 2) at 2.0110728 ms; neither acknowledges data.
 	s.Start()
-	s.Ack(1999500, 0, 0, 60*1448, -1)
-	s.Ack(2010000, 0, 0, 60*1448, -1)
+	s.Ack(1999500, 0, 0, 60*1448, nil)
+	s.Ack(2010000, 0, 0, 60*1448, nil)
 	ps := drain(w)
 	if len(ps) != 60 {
 		t.Fatalf("%d segments, want 60", len(ps))
