@@ -51,7 +51,8 @@ func (o *ofoSkb) end() uint32 { return o.p.Seq + uint32(o.p.Payload) }
 // "partial packet" case: their data arrived already) and reports whether
 // anything is left. A GRO super-skb or a coalesced backlog skb can start
 // below rcv_nxt when a retransmission was merged with data that followed
-// it.
+// it. The senders' segments are whole MSS, so the overlap is whole
+// segments.
 func (sk *TCPSocket) trimOld(p *pkt.Packet) bool {
 	if int32(sk.rcvNxt-p.Seq) <= 0 {
 		return true

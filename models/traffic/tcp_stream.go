@@ -164,7 +164,7 @@ func (s *TCPStream) sender(flow uint32) *tcpSender {
 }
 
 // Ack is an ACK leaving the receiver at t: cumulative ack, window wnd, and
-// sack >= 0 when it reports an out-of-order segment of round sack.
+// the SACK blocks of the receiver's out-of-order queue (nil when empty).
 func (s *TCPStream) Ack(t sim.Time, flow, ack, wnd uint32, sack []pkt.SackBlock) {
 	f := s.sender(flow)
 	if f == nil {
