@@ -119,6 +119,25 @@ func (b *progBuilder) count(counters *ebpf.Map, slot int32, label string) {
 	b.label(label)
 }
 
+// dropEvery emits: return XDP_DROP when this CPU's SlotRx packet count
+// (just incremented by count) is a multiple of n; otherwise fall through.
+func (b *progBuilder) dropEvery(counters *ebpf.Map, n uint32) {
+	b.add(
+		asm.StoreImm(asm.R10, -4, SlotRx, asm.Word),
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, -4),
+		asm.LoadMapPtr(asm.R1, counters.FD()),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "keep"),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
+		asm.Mod.Imm(asm.R1, int32(n)),
+		asm.JNE.Imm(asm.R1, 0, "keep"),
+		asm.Mov.Imm(asm.R0, xdpDrop),
+		asm.Return(),
+	)
+	b.label("keep")
+}
+
 // prologue: R6 = ctx, R7 = bpf_xdp_get_buff_len(ctx).
 func (b *progBuilder) prologue() {
 	b.add(
@@ -135,6 +154,10 @@ type XDPSpec struct {
 	CPUs         []int        // redirect-cpu targets
 	Qsize        int          // cpumap ptr_ring size
 	RemoteAction RemoteAction // cpumap entry program
+	// DropEvery, for the pass program, drops every DropEvery-th packet of
+	// each CPU instead of passing it (0 or 1: none), to make a TCP
+	// receiver recover from losses.
+	DropEvery uint32
 }
 
 // XDPObjects are the loaded kernel objects of an XDPSpec.
@@ -201,6 +224,9 @@ func LoadXDP(spec XDPSpec) (*XDPObjects, error) {
 	case ProgDrop:
 		b.add(asm.Mov.Imm(asm.R0, xdpDrop), asm.Return())
 	case ProgPass:
+		if spec.DropEvery > 1 {
+			b.dropEvery(o.Counters, spec.DropEvery)
+		}
 		b.add(asm.Mov.Imm(asm.R0, xdpPass), asm.Return())
 	case ProgTx:
 		// swap-macs: three u16 swaps of bytes [0,6) and [6,12).

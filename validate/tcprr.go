@@ -64,7 +64,7 @@ func MeasureTCPRR(ctx context.Context, o TCPRROptions) (*TCPRRResult, error) {
 	if o.Flows < 1 || o.Flows > MaxRRFlows {
 		return nil, usageErr("--flows %d not in 1..%d", o.Flows, MaxRRFlows)
 	}
-	h, _, closeAll, err := tcpHarness(o.XDP, false, false, -1)
+	h, _, closeAll, err := tcpHarness(XDPSpec{Program: ProgPass}, o.XDP, false, false, -1)
 	if err != nil {
 		return nil, err
 	}

@@ -35,6 +35,10 @@ type TCPStreamOptions struct {
 	// veth NAPI).
 	Threaded    bool `json:"threaded"`
 	ThreadedCPU int  `json:"threaded_cpu"`
+	// DropEvery makes the XDP program drop every DropEvery-th frame per
+	// CPU (0: none), so the receiver holds segments out of order and the
+	// sender recovers with SACK.
+	DropEvery uint32 `json:"drop_every,omitempty"`
 	// Warmup runs traffic before measuring; Duration is measured.
 	Warmup   time.Duration `json:"-"`
 	Duration time.Duration `json:"-"`
@@ -64,6 +68,15 @@ type TCPStreamResult struct {
 	// receive queue's tail skb (tcp_try_coalesce in tcp_queue_rcv), whose
 	// own skb is freed at once.
 	RcvCoalescePerSec float64 `json:"rcv_coalesce_per_sec"`
+	// OfoQueuePerSec is the receiver's TcpExt TCPOFOQueue (skbs put in the
+	// out-of-order queue), SackRecoveryPerSec the sender's
+	// TCPSackRecovery (recoveries entered) and LostRetransmitPerSec its
+	// TCPLostRetransmit (retransmissions lost again).
+	OfoQueuePerSec       float64 `json:"ofo_queue_per_sec"`
+	SackRecoveryPerSec   float64 `json:"sack_recovery_per_sec"`
+	LostRetransmitPerSec float64 `json:"lost_retransmit_per_sec"`
+	// DroppedPerSec is what the XDP program dropped (DropEvery).
+	DroppedPerSec float64 `json:"xdp_dropped_per_sec"`
 	// ReadsPerSec and GoodputGbps are the sink's read(2) calls and payload.
 	ReadsPerSec float64 `json:"reads_per_sec"`
 	GoodputGbps float64 `json:"goodput_gbps"`
@@ -87,7 +100,7 @@ type CPUShare struct {
 // Duration and measures it. Everything it creates is removed before it
 // returns, also when ctx is cancelled.
 func MeasureTCPStream(ctx context.Context, o TCPStreamOptions) (*TCPStreamResult, error) {
-	h, x, closeAll, err := tcpHarness(o.XDP, o.GRO, o.Threaded, o.ThreadedCPU)
+	h, x, closeAll, err := tcpHarness(XDPSpec{Program: ProgPass, DropEvery: o.DropEvery}, o.XDP, o.GRO, o.Threaded, o.ThreadedCPU)
 	if err != nil {
 		return nil, err
 	}
@@ -147,15 +160,15 @@ func MeasureTCPStream(ctx context.Context, o TCPStreamOptions) (*TCPStreamResult
 }
 
 // tcpHarness builds the veth pair for the TCP measurements, with the
-// XDP_PASS program loaded (its counters count the frames), attached natively
+// program of spec (XDP_PASS) loaded (its counters count the frames), attached natively
 // to the receiving veth when xdp, the receiving veth's GRO set, and threaded
 // NAPI pinned to threadedCPU when threaded. closeAll removes everything; on
 // error nothing is left.
-func tcpHarness(xdp, gro, threaded bool, threadedCPU int) (h *Harness, x *XDPObjects, closeAll func(), err error) {
+func tcpHarness(spec XDPSpec, xdp, gro, threaded bool, threadedCPU int) (h *Harness, x *XDPObjects, closeAll func(), err error) {
 	if h, err = NewHarness(); err != nil {
 		return nil, nil, nil, err
 	}
-	if x, err = LoadXDP(XDPSpec{Program: ProgPass}); err != nil {
+	if x, err = LoadXDP(spec); err != nil {
 		h.Close()
 		return nil, nil, nil, err
 	}
@@ -182,6 +195,7 @@ type tcpSnapshot struct {
 	xdpPkts      uint64
 	rcv, snd     SNMP
 	rcvExt       SNMP // /proc/net/netstat of the receiver
+	sndExt       SNMP // and of the sender
 	bytes, reads uint64
 	stat         []CPUTimes
 }
@@ -203,11 +217,15 @@ func tcpSnap(h *Harness, x *XDPObjects, s *TCPSink) (*tcpSnapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	sext, err := readProcNetIn(h.sndNs, "netstat")
+	if err != nil {
+		return nil, err
+	}
 	st, err := readProcStat()
 	if err != nil {
 		return nil, err
 	}
-	return &tcpSnapshot{t: time.Now(), xdpPkts: c.Packets, rcv: rcv, snd: snd, rcvExt: ext,
+	return &tcpSnapshot{t: time.Now(), xdpPkts: c.Packets, rcv: rcv, snd: snd, rcvExt: ext, sndExt: sext,
 		bytes: s.Bytes.Load(), reads: s.Reads.Load(), stat: st}, nil
 }
 
@@ -221,6 +239,9 @@ func tcpResult(o TCPStreamOptions, a, b *tcpSnapshot) *TCPStreamResult {
 		RetransPerSec:         d(a.snd.Get("Tcp", "RetransSegs"), b.snd.Get("Tcp", "RetransSegs")),
 		BacklogCoalescePerSec: d(a.rcvExt.Get("TcpExt", "TCPBacklogCoalesce"), b.rcvExt.Get("TcpExt", "TCPBacklogCoalesce")),
 		RcvCoalescePerSec:     d(a.rcvExt.Get("TcpExt", "TCPRcvCoalesce"), b.rcvExt.Get("TcpExt", "TCPRcvCoalesce")),
+		OfoQueuePerSec:        d(a.rcvExt.Get("TcpExt", "TCPOFOQueue"), b.rcvExt.Get("TcpExt", "TCPOFOQueue")),
+		SackRecoveryPerSec:    d(a.sndExt.Get("TcpExt", "TCPSackRecovery"), b.sndExt.Get("TcpExt", "TCPSackRecovery")),
+		LostRetransmitPerSec:  d(a.sndExt.Get("TcpExt", "TCPLostRetransmit"), b.sndExt.Get("TcpExt", "TCPLostRetransmit")),
 		ReadsPerSec:           float64(b.reads-a.reads) / dt,
 		GoodputGbps:           float64(b.bytes-a.bytes) * 8 / dt / 1e9,
 	}
@@ -244,6 +265,11 @@ func WriteTCPStream(w io.Writer, r *TCPStreamResult) {
 		GroupThousands(int64(r.BacklogCoalescePerSec)), 100*ratio(r.BacklogCoalescePerSec, r.SkbsPerSec))
 	fmt.Fprintf(w, "  receive queue: %s skbs/s coalesced into its tail (TcpExt TCPRcvCoalesce), %.0f%% of the skbs\n",
 		GroupThousands(int64(r.RcvCoalescePerSec)), 100*ratio(r.RcvCoalescePerSec, r.SkbsPerSec))
+	if r.Options.DropEvery > 1 {
+		fmt.Fprintf(w, "  losses: XDP dropped 1 in %d frames (%s/s); out-of-order queue %s skbs/s (TcpExt TCPOFOQueue), SACK recoveries %s/s, lost retransmissions %s/s\n",
+			r.Options.DropEvery, GroupThousands(int64(r.SegmentsPerSec/float64(r.Options.DropEvery))), GroupThousands(int64(r.OfoQueuePerSec)),
+			GroupThousands(int64(r.SackRecoveryPerSec)), GroupThousands(int64(r.LostRetransmitPerSec)))
+	}
 	if r.Rcv != nil {
 		fmt.Fprintf(w, "  receiver: sk_rcvbuf %s B, rcv_rtt %.3f ms, rcv_space %s B (receive-buffer autotuning)\n",
 			GroupThousands(int64(r.Rcv.Rcvbuf)), float64(r.Rcv.RcvRTTus)/1000, GroupThousands(int64(r.Rcv.RcvSpace)))
@@ -271,8 +297,14 @@ func tcpStreamCLI(stdout, stderr io.Writer, args []string) error {
 	fs.IntVar(&o.SenderCPU, "sender-cpu", 0, "CPU of the sending thread (and of the veth NAPI)")
 	fs.IntVar(&o.ReaderCPU, "reader-cpu", 1, "CPU of the sink's reader")
 	fs.IntVar(&o.ThreadedCPU, "threaded-cpu", -1, "threaded NAPI on the receiving veth, its kthread pinned to this CPU (-1: NAPI in softirq)")
+	var dropEvery uint
+	fs.UintVar(&dropEvery, "drop-every", 0, "the XDP program drops every N-th frame per CPU (0: none; needs --xdp)")
 	check := func() error {
 		o.Threaded = o.ThreadedCPU >= 0
+		if dropEvery == 1 || dropEvery > 1<<20 || (dropEvery > 0 && !o.XDP) {
+			return usageErr("--drop-every %d: want 0, or 2..%d with --xdp", dropEvery, 1<<20)
+		}
+		o.DropEvery = uint32(dropEvery)
 		if o.Threaded && !o.XDP && !o.GRO {
 			return usageErr("--threaded-cpu needs veth NAPI: --xdp or --gro")
 		}

@@ -70,7 +70,7 @@ func TCPLayer(h *Host) error {
 	if x.Stack == nil {
 		return fmt.Errorf("host: traffic.kind %s needs the stack layer (StackLayer before TCPLayer)", s.Traffic.Kind)
 	}
-	if err := h.need("tcp", "tcp_v4_rcv", "tcp_v4_do_rcv", "tcp_add_backlog", "tcp_send_ack", "tcp_recvmsg", "skb_release_data", "_copy_to_iter", "tcp_sendmsg", "sock_def_readable", "sock_def_readable_local", "sock_def_readable_woken"); err != nil {
+	if err := h.need("tcp", "tcp_v4_rcv", "tcp_v4_do_rcv", "tcp_add_backlog", "tcp_send_ack", "tcp_recvmsg", "skb_release_data", "_copy_to_iter", "tcp_sendmsg", "sock_def_readable", "sock_def_readable_local", "sock_def_readable_woken", "tcp_data_queue_ofo"); err != nil {
 		return err
 	}
 	if err := h.enableDefer(); err != nil {
@@ -150,9 +150,9 @@ func (h *Host) enableDefer() error {
 func (h *Host) tcpCosts() stack.TCPCosts {
 	return stack.TCPCosts{
 		RcvSkb: h.Cost("tcp_v4_rcv").Call, DoRcvSkb: h.Cost("tcp_v4_do_rcv").Call, DoRcvSeg: h.Cost("tcp_v4_do_rcv").Pkt,
-		AddBacklog: h.Cost("tcp_add_backlog").Call,
-		SendAck:    h.Cost("tcp_send_ack").Call,
-		RecvCall:   h.Cost("tcp_recvmsg").Call, RecvSkb: h.Cost("tcp_recvmsg").Pkt,
+		AddBacklog: h.Cost("tcp_add_backlog").Call, OfoQueue: h.Cost("tcp_data_queue_ofo").Call,
+		SendAck:  h.Cost("tcp_send_ack").Call,
+		RecvCall: h.Cost("tcp_recvmsg").Call, RecvSkb: h.Cost("tcp_recvmsg").Pkt,
 		CopyByte: h.Cost("_copy_to_iter").Byte,
 		SendCall: h.Cost("tcp_sendmsg").Call, SendByte: h.Cost("tcp_sendmsg").Byte,
 		Wake: h.Cost("sock_def_readable").Call, WakeLocal: h.Cost("sock_def_readable_local").Call,

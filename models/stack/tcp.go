@@ -110,6 +110,10 @@ type TCPCosts struct {
 	DoRcvSkb, DoRcvSeg float64
 	// AddBacklog is tcp_add_backlog per skb, when the user owns the socket.
 	AddBacklog float64
+	// OfoQueue is tcp_data_queue_ofo per skb held above a hole, beyond
+	// tcp_v4_do_rcv: the rb-tree insert and coalesce, and moving it in
+	// order later (tcp_ofo_queue).
+	OfoQueue float64
 	// SendAck is tcp_send_ack: skb alloc, header build, ip_queue_xmit,
 	// dev_queue_xmit, the driver's transmit and its TX completion.
 	SendAck float64
@@ -210,8 +214,8 @@ type TCP struct {
 	cRcvSkb, cDoRcvSkb, cDoRcvSeg, cBacklog sim.Time
 	cAck, cRecvCall, cRecvSkb, cSendCall    sim.Time
 	wake                                    wakeCosts
-	fnWakeQueued                            sim.FuncID
-	cWakeQueued                             sim.Time
+	fnWakeQueued, fnOfo                     sim.FuncID
+	cWakeQueued, cOfo                       sim.Time
 
 	Stats TCPStats
 }
@@ -234,6 +238,7 @@ func NewTCP(st *Stack, cfg TCPConfig, c TCPCosts, funcs *sim.Funcs, peer TCPPeer
 		cAck: ns(c.SendAck), cRecvCall: ns(c.RecvCall),
 		cRecvSkb: ns(c.RecvSkb), cSendCall: ns(c.SendCall), wake: newWakeCosts(funcs, c.Wake, c.WakeLocal),
 		fnWakeQueued: funcs.ID("sock_def_readable_woken"), cWakeQueued: ns(c.WakeQueued),
+		fnOfo: funcs.ID("tcp_data_queue_ofo"), cOfo: ns(c.OfoQueue),
 	}
 	st.Register(pkt.TCP, t)
 	return t

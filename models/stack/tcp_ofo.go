@@ -26,8 +26,8 @@ import (
 //     most 3 blocks per ACK (4 without timestamps), newest first, so a
 //     sender learns of many holes over several ACKs; the model's sender
 //     learns them all at once.
-//   - The held skb's queueing cost is tcp_v4_do_rcv's, as for an in-order
-//     one: the rb-tree insert is not charged apart (assumed).
+//   - A held skb pays tcp_data_queue_ofo (measured, hw profile) beyond
+//     tcp_v4_do_rcv, for its insert now and its move in order later.
 
 // tcpFastRetransThresh is TCP_FASTRETRANS_THRESH, the duplicate ACKs sent
 // at once before SACKs are compressed.
@@ -104,6 +104,7 @@ func (sk *TCPSocket) rcvOfo(w *sim.Work, cpu *sim.CPU, p pkt.Packet) bool {
 		return false
 	}
 	i, _ := slices.BinarySearchFunc(sk.ofo, p.Seq, func(o ofoSkb, seq uint32) int { return int(int32(o.p.Seq - seq)) })
+	w.Add(t.fnOfo, t.cOfo)
 	sk.ofo = slices.Insert(sk.ofo, i, ofoSkb{p: p, truesize: truesize, cpu: cpu})
 	sk.rmem += truesize
 	sk.ofoSegs += segs

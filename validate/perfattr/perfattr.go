@@ -607,3 +607,41 @@ func WokenWakeOf(o OneCPU, segs, reads float64) float64 {
 	}
 	return float64(o.Wake) / (segs - reads) / (float64(o.CoreIP) / segs)
 }
+
+// Ofo counts the samples of the out-of-order queue in a TCP run with
+// losses. tcp_data_queue_ofo and tcp_ofo_queue are inlined into
+// tcp_data_queue, so their work shows as tcp_data_queue's direct callees
+// that the in-order path does not call there: tcp_try_coalesce (merging
+// into an out-of-order skb, and into the receive queue's tail when held
+// skbs move in order; in order it runs under tcp_queue_rcv), the rb-tree
+// (rb_*), tcp_rcvbuf_grow (called for held skbs since v6.16) and
+// __kfree_skb (held skbs merged or found duplicate). What tcp_data_queue
+// spends in itself and in kmem_cache_free for them cannot be told from
+// the in-order path's, so Samples is a lower bound.
+type Ofo struct {
+	Samples, CoreIP int
+}
+
+// OfoOf counts Ofo over stacks.
+func OfoOf(stacks []Stack) Ofo {
+	var o Ofo
+	for _, st := range stacks {
+		if i := slices.Index(st.Frames, "tcp_data_queue"); i >= 0 && i+1 < len(st.Frames) {
+			if f := st.Frames[i+1]; f == "tcp_try_coalesce" || f == "tcp_rcvbuf_grow" || f == "__kfree_skb" || strings.HasPrefix(f, "rb_") {
+				o.Samples += st.Count
+			}
+		}
+	}
+	o.CoreIP = TCPReceiveOf(Attribute(stacks, Rules, Contexts)).CoreIP
+	return o
+}
+
+// PerSkb is the out-of-order queue's cost per held skb in multiples of
+// core+IP per segment, for a run of segs segments/s of which ofo skbs/s
+// were held (TcpExt TCPOFOQueue).
+func (o Ofo) PerSkb(segs, ofo float64) float64 {
+	if o.CoreIP == 0 || ofo <= 0 {
+		return 0
+	}
+	return float64(o.Samples) / ofo / (float64(o.CoreIP) / segs)
+}

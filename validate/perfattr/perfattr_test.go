@@ -432,3 +432,30 @@ func TestOneCPUMeasurement(t *testing.T) {
 	t.Logf("receive above core+IP per segment: measured %.2f x core+IP (%.2f without the wake-ups), model %.2f x (%.2f); RX CPU %.1f%% busy at %.3f Gbit/s",
 		measured, measuredHeld, model, modelHeld, 100*r.CPU[0].Busy, r.GoodputGbps)
 }
+
+// TestOfoMeasurement re-derives the bdw profile's tcp_data_queue_ofo from
+// the stored run with 1 frame in 100 dropped: the out-of-order work per
+// held skb against core+IP per segment.
+func TestOfoMeasurement(t *testing.T) {
+	var run struct {
+		Segs float64 `json:"segments_per_sec"`
+		Ofo  float64 `json:"ofo_queue_per_sec"`
+		Retx float64 `json:"retrans_per_sec"`
+	}
+	st := storedRun(t, "tcp-gro-off-loss", &run)
+	o := OfoOf(st)
+	if o.Samples != 427 || o.CoreIP != 1857 {
+		t.Errorf("out-of-order samples %d, core+IP %d; want 427 and 1857 (the profile's source)", o.Samples, o.CoreIP)
+	}
+	p, err := hw.Load("ixgbe", "bdw-e5-1650v4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.Must("tcp_data_queue_ofo").Call, o.PerSkb(run.Segs, run.Ofo)*bdwCoreIP; math.Abs(got-want) > 0.1 {
+		t.Errorf("tcp_data_queue_ofo: profile %.1f ns, measurement gives %.1f", got, want)
+	}
+	// SACK: the sender resent about what the program dropped (1 in 100)
+	if d := run.Segs / 100; math.Abs(run.Retx-d)/d > 0.1 {
+		t.Errorf("%.0f retransmissions/s for about %.0f drops/s, want one each", run.Retx, d)
+	}
+}
