@@ -372,8 +372,11 @@ func (t *TCP) doRcv(w *sim.Work, sk *TCPSocket, cpu *sim.CPU, p pkt.Packet) {
 // blocks of its out-of-order queue.
 func (t *TCP) sendAck(w *sim.Work, sk *TCPSocket) {
 	w.Add(t.fnAck, t.cAck)
-	sk.rcvWup = sk.rcvNxt
-	sk.wnd = sk.window()
+	wnd := sk.window()
+	if r := int32(sk.rcvWup + sk.wnd - sk.rcvNxt); r > 0 && uint32(r) > wnd {
+		wnd = uint32(r) // never shrink the advertised right edge (tcp_select_window)
+	}
+	sk.rcvWup, sk.wnd = sk.rcvNxt, wnd
 	sk.ackPending = false
 	sk.ackSent()
 	t.peer.Ack(w.Now(), sk.flow, sk.rcvNxt, sk.wnd, sk.sackBlocks())

@@ -101,10 +101,11 @@ func TestTCPRcvAcks(t *testing.T) {
 		// + 256 leaves 212992 - 92416 = 120576 B = 52 segments of window.
 		{name: "GRO super-skb: one ACK for 45 segments", rcvbuf: 212992, skbs: []pkt.Packet{seg(0, 45, 0)},
 			cost: list + perSkb + 45*8 + 880 + 150, acks: []ack{{Ack: 45 * mss, Wnd: 52 * mss}}, queued: 45 * mss},
-		// Above a hole: held in the out-of-order queue (its truesize taken
-		// from the window) and SACKed at once; not yet delivered.
+		// Above a hole: held in the out-of-order queue and SACKed at once;
+		// not yet delivered. Its truesize comes off the free space, but the
+		// advertised right edge does not shrink (tcp_select_window).
 		{name: "out of order: held and SACKed", rcvbuf: 212992, skbs: []pkt.Packet{seg(mss, 1, 3)},
-			cost: list + perSkb + 8 + 880, acks: []ack{{Ack: 0, Wnd: fullWnd - mss, Sack: []pkt.SackBlock{{Start: mss, End: 2 * mss}}}}},
+			cost: list + perSkb + 8 + 880, acks: []ack{{Ack: 0, Wnd: fullWnd, Sack: []pkt.SackBlock{{Start: mss, End: 2 * mss}}}}},
 		// rcvbuf of two segments' truesize: the third does not fit.
 		{name: "receive buffer full", rcvbuf: 2 * 2304, skbs: []pkt.Packet{seg(0, 1, 0), seg(mss, 1, 0), seg(2*mss, 1, 0)},
 			cost: list + 3*(perSkb+8) + 880 + 880 + 150, drops: map[pkt.Reason]uint64{pkt.Rcvbuf: 1}, queued: 2 * mss,

@@ -54,10 +54,20 @@ type tcpSender struct {
 	// has got to; retxMark is sndNxt when holes were last retransmitted.
 	inRecovery                    bool
 	recoverPt, retxHigh, retxMark uint32
-	// recArmed and recUna: the recovery timer is pending, set at sndUna
+	// recArmed and recUna: the probe timer is pending, set at sndUna
 	// recUna.
 	recArmed bool
 	recUna   uint32
+	// probed: the probe timer fired at sndUna probeUna; it fires once per
+	// sndUna (one probe per tail loss), the RTO does the rest.
+	probed   bool
+	probeUna uint32
+	// sent is the bursts of new data in flight (their end and when they
+	// were pushed), for RTT samples; srtt is the smoothed RTT (ns, 0: no
+	// sample yet), which sets the probe timeout.
+	sent     []sentBurst
+	sentHead int
+	srtt     float64
 	// epoch numbers the retransmission-timeout rounds; segments carry it
 	// in Txn.
 	epoch    uint32
@@ -68,6 +78,12 @@ type tcpSender struct {
 	// carries is the latest one that had arrived when it was sent.
 	tsHist []tsRecent
 	tsHead int
+}
+
+// sentBurst is one burst of new data: its end sequence and push time.
+type sentBurst struct {
+	end uint32
+	at  float64
 }
 
 // tsRecent is one ts_recent value and when the sender got it.
@@ -82,8 +98,8 @@ type TCPStreamStats struct {
 	Bytes       uint64 // payload bytes pushed, retransmissions included
 	Retransmits uint64 // segments sent again (holes in recovery, or everything after an RTO)
 	Recoveries  uint64 // SACK loss recoveries entered
-	// ProbeTimeouts counts recovery timers that found no progress and
-	// marked the holes lost again.
+	// ProbeTimeouts counts probe timers that found no progress and
+	// marked everything outstanding that was not SACKed lost.
 	ProbeTimeouts uint64
 	RTOs          uint64 // go-back-N rounds started by the retransmission timer
 	Acks          uint64 // ACKs received
@@ -101,11 +117,16 @@ type TCPStreamStats struct {
 // one MSS per window), retransmits every hole below the highest SACKed
 // byte once, and sends new data while the segments in flight that the
 // receiver has not SACKed (pipe) stay below cwnd; recovery ends when the
-// cumulative ACK passes what was sent when it began. After TCPRTOMin
-// without progress it goes back to the first unacknowledged byte with a
-// window of one segment. Not modelled: RACK-TLP, PRR's pacing of the
-// retransmissions, CUBIC (Linux's default; beta 0.7 rather than Reno's
-// 0.5), slow start from an initial window, and pacing (fq).
+// cumulative ACK passes what was sent when it began. A retransmission is
+// lost again when data sent after it is SACKed (RACK, by sequence: the
+// wire is FIFO). The probe timer (2 x srtt + RecoveryTimeout without
+// progress) resends the last segment (the tail loss probe), and in
+// recovery marks every open hole lost again. After TCPRTOMin without
+// progress it goes back to the first unacknowledged byte with a window of
+// one segment. Not modelled: RACK's per-segment send times, PRR's pacing
+// of the retransmissions, CUBIC (Linux's default; beta 0.7 rather than
+// Reno's 0.5) and HyStart, slow start from an initial window, and pacing
+// (fq).
 type TCPStream struct {
 	cfg   TCPStreamConfig
 	wire  *Wire
@@ -174,6 +195,7 @@ func (s *TCPStream) Ack(t sim.Time, flow, ack, wnd uint32, sack []pkt.SackBlock)
 	s.Stats.Acks++
 	f.noteTS(at, pkt.TSVal(t))
 	if acked := int32(ack - f.sndUna); acked > 0 {
+		f.rttSample(ack, at)
 		f.sndUna, f.dupAcks = ack, 0
 		if f.inRecovery && int32(ack-f.recoverPt) >= 0 {
 			f.inRecovery = false
@@ -186,8 +208,9 @@ func (s *TCPStream) Ack(t sim.Time, flow, ack, wnd uint32, sack []pkt.SackBlock)
 	}
 	f.rwnd = wnd
 	f.sacked = append(f.sacked[:0], sack...)
-	if !f.inRecovery && len(f.sacked) > 0 && (f.dupAcks >= dupThresh || f.sackedBytes() >= dupThresh*uint32(s.cfg.MSS)) {
-		s.enterRecovery(f)
+	probeSacked := f.probed && f.probeUna == f.sndUna && f.highestSacked() == f.sndNxt
+	if !f.inRecovery && len(f.sacked) > 0 && (f.dupAcks >= dupThresh || f.sackedBytes() >= dupThresh*uint32(s.cfg.MSS) || probeSacked) {
+		s.enterRecovery(f) // with the probe SACKed, RACK: all before it is lost
 	}
 	if f.inRecovery {
 		if int32(f.highestSacked()-f.retxMark) > 0 && int32(f.retxHigh-f.sndUna) > 0 {
@@ -195,9 +218,31 @@ func (s *TCPStream) Ack(t sim.Time, flow, ack, wnd uint32, sack []pkt.SackBlock)
 			// so a hole still open below them is lost again
 			f.retxHigh = f.sndUna
 		}
-		s.armRecoveryTimer(f, at)
 	}
 	s.push(f, at)
+}
+
+// rttSample takes an RTT sample from the newest burst that ack covers
+// (none in recovery: Karn's rule, the ACK may be for a retransmission) and
+// smooths it into srtt with weight 1/8.
+func (f *tcpSender) rttSample(ack uint32, at float64) {
+	sample := -1.0
+	for f.sentHead < len(f.sent) && int32(ack-f.sent[f.sentHead].end) >= 0 {
+		sample = at - f.sent[f.sentHead].at
+		f.sentHead++
+	}
+	if f.sentHead >= 64 && f.sentHead*2 >= len(f.sent) {
+		f.sent = append(f.sent[:0], f.sent[f.sentHead:]...)
+		f.sentHead = 0
+	}
+	if sample < 0 || f.inRecovery {
+		return
+	}
+	if f.srtt == 0 {
+		f.srtt = sample
+		return
+	}
+	f.srtt += (sample - f.srtt) / 8
 }
 
 // highestSacked is the end of the highest SACK block (sndUna if none).
@@ -249,8 +294,8 @@ func (s *TCPStream) retransmitHoles(f *tcpSender, at float64, budget int) (int, 
 	mss := uint32(s.cfg.MSS)
 	from := max32(f.retxHigh, f.sndUna)
 	sent := false
-	for _, b := range f.sacked {
-		for ; int32(b.Start-from) > 0 && budget >= int(mss); from += mss {
+	resend := func(upto uint32) bool { // the hole [from, upto); false when out of budget
+		for ; int32(upto-from) > 0 && budget >= int(mss); from += mss {
 			s.wire.Send(at, segment(f.flow, f.hash, from, 1, int(mss), 0, s.cfg.CsumOK, f.epoch))
 			s.Stats.Retransmits++
 			s.Stats.Segments++
@@ -258,8 +303,11 @@ func (s *TCPStream) retransmitHoles(f *tcpSender, at float64, budget int) (int, 
 			budget -= int(mss)
 			sent = true
 		}
-		if int32(b.Start-from) > 0 {
-			break // out of budget inside this hole
+		return int32(upto-from) <= 0
+	}
+	for _, b := range f.sacked {
+		if !resend(b.Start) {
+			break
 		}
 		from = max32(from, b.End)
 	}
@@ -360,6 +408,7 @@ func (s *TCPStream) goBack(f *tcpSender) {
 	f.cwnd, f.cwndAcc = f.ssthresh, 0
 	f.sndNxt = f.sndUna
 	f.inRecovery, f.sacked, f.dupAcks = false, f.sacked[:0], 0
+	f.sent, f.sentHead = f.sent[:0], 0 // what is resent is not sampled (Karn)
 	f.epoch++
 }
 
@@ -398,6 +447,7 @@ func (s *TCPStream) push(f *tcpSender, at float64) {
 		s.Stats.Segments += uint64(n)
 		s.Stats.Bytes += uint64(n * mss)
 		s.Stats.Bursts++
+		f.sent = append(f.sent, sentBurst{end: f.sndNxt, at: start})
 		budget -= n * mss
 		sent = true
 	}
@@ -405,40 +455,53 @@ func (s *TCPStream) push(f *tcpSender, at float64) {
 		s.wire.Kick(f.hash)
 	}
 	s.armRTO(f, at)
+	s.armRecoveryTimer(f, at)
 }
 
-// RecoveryTimeout is how long recovery may go without the cumulative ACK
-// advancing before the holes are marked lost again: the kernel's RACK
-// reordering timer and tail loss probe, whose PTO is 2 x srtt plus
-// TCP_TIMEOUT_MIN (2 jiffies); srtt is taken as negligible next to 2 ms.
+// RecoveryTimeout is TCP_TIMEOUT_MIN (2 jiffies): the probe timer fires
+// after 2 x srtt plus this without the cumulative ACK advancing, and then
+// marks everything outstanding that is not SACKed lost (the kernel's tail
+// loss probe, tcp_schedule_loss_probe's PTO, and RACK's reordering timer).
 const RecoveryTimeout = 2 * sim.Millisecond
 
-// armRecoveryTimer starts the recovery timer for the current sndUna.
+// armRecoveryTimer starts the probe timer for the current sndUna when data
+// is outstanding.
 func (s *TCPStream) armRecoveryTimer(f *tcpSender, at float64) {
-	if f.recArmed || s.eng == nil {
+	if f.recArmed || s.eng == nil || f.sndNxt == f.sndUna || (!f.inRecovery && f.probed && f.probeUna == f.sndUna) {
 		return
 	}
 	f.recArmed, f.recUna = true, f.sndUna
-	s.eng.Schedule(sim.Time(at)+RecoveryTimeout, (*recoveryTimer)(s), int64(f.flow-s.cfg.FirstFlow))
+	pto := sim.Time(2*f.srtt) + RecoveryTimeout
+	s.eng.Schedule(sim.Time(at)+pto, (*recoveryTimer)(s), int64(f.flow-s.cfg.FirstFlow))
 }
 
 type recoveryTimer TCPStream
 
-// Fire implements sim.Handler: recovery made no progress for
-// RecoveryTimeout, so every hole is marked lost again and resent within
-// the window.
+// Fire implements sim.Handler: no progress for RecoveryTimeout, so
+// everything outstanding that is not SACKed is lost (entering recovery if
+// need be) and is resent within the window.
 func (r *recoveryTimer) Fire(now sim.Time, i int64) {
 	s := (*TCPStream)(r)
 	f := &s.flows[i]
 	f.recArmed = false
-	if !f.inRecovery {
-		return
-	}
-	if f.sndUna == f.recUna {
+	if f.sndUna == f.recUna && f.sndNxt != f.sndUna {
+		// the tail loss probe: resend the last segment; its SACK shows
+		// what was lost before it (RACK), else the RTO follows
+		f.probed, f.probeUna = true, f.sndUna
 		s.Stats.ProbeTimeouts++
-		f.retxHigh = f.sndUna
+		mss := uint32(s.cfg.MSS)
+		seq := max32(f.sndNxt-mss, f.sndUna)
+		s.wire.Send(float64(now), segment(f.flow, f.hash, seq, 1, int(f.sndNxt-seq), 0, s.cfg.CsumOK, f.epoch))
+		s.Stats.Retransmits++
+		s.Stats.Segments++
+		s.Stats.Bytes += uint64(f.sndNxt - seq)
+		s.wire.Kick(f.hash)
+		if f.inRecovery {
+			// no progress in recovery: the holes' retransmissions are
+			// lost too; resend them (and probe again after another PTO)
+			f.retxHigh = f.sndUna
+		}
 	}
-	s.armRecoveryTimer(f, float64(now))
 	s.push(f, float64(now))
 }
 

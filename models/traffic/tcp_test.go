@@ -195,6 +195,10 @@ func TestStreamSackRecovery(t *testing.T) {
 	}
 }
 
+// TestStreamRTO: everything sent is lost and no ACK comes. After the
+// probe timeout the tail loss probe resends the last segment, once for this
+// sndUna. At TCPRTOMin the retransmission timer goes back to the hole with a
+// window of one segment, whose ACK opens slow start.
 func TestStreamRTO(t *testing.T) {
 	eng := sim.NewEngine(16)
 	w := NewWire(10, 24, 0, 16)
@@ -203,18 +207,19 @@ func TestStreamRTO(t *testing.T) {
 	drain(w) // all lost, no ACK ever comes
 	eng.Run(TCPRTOMin + sim.Microsecond)
 	ps := drain(w)
-	// tcp_enter_loss: cwnd 1 MSS, so one segment from the hole.
-	if s.Stats.RTOs != 1 || len(ps) != 1 || ps[0].Seq != 0 || ps[0].Txn != 1 {
-		t.Errorf("RTOs %d, resent %d (first %+v), want 1 RTO and 1 segment from 0", s.Stats.RTOs, len(ps), ps)
+	if len(ps) != 2 || s.Stats.ProbeTimeouts != 1 || s.Stats.RTOs != 1 {
+		t.Fatalf("resent %d segments, %d probes, %d RTOs; want 2 (the probe, then 1 after the RTO), 1, 1", len(ps), s.Stats.ProbeTimeouts, s.Stats.RTOs)
 	}
-	// Its ACK grows cwnd to 2 MSS (slow start up to ssthresh = max(3/2, 2)
-	// MSS): two more.
-	s.Ack(ps[0].Arrival, 0, 1448, 3*1448, nil)
+	if p := ps[0]; p.Seq != 2*1448 || p.Arrival > RecoveryTimeout+10*sim.Microsecond {
+		t.Errorf("probe: seq %d at %v; want the last segment (%d) just after %v", p.Seq, p.Arrival, 2*1448, RecoveryTimeout)
+	}
+	if r := ps[1]; r.Seq != 0 || r.Txn != 1 || r.Arrival < TCPRTOMin {
+		t.Errorf("after the RTO: seq %d round %d at %v, want seq 0 round 1 after %v", r.Seq, r.Txn, r.Arrival, TCPRTOMin)
+	}
+	// Its ACK grows cwnd to 2 MSS (slow start up to ssthresh): two more.
+	s.Ack(ps[1].Arrival, 0, 1448, 3*1448, nil)
 	if n := len(drain(w)); n != 2 {
 		t.Errorf("after the first ACK: %d segments, want 2", n)
-	}
-	if at := ps[0].Arrival; at < TCPRTOMin {
-		t.Errorf("retransmission arrives %d, before the RTO", at)
 	}
 }
 
