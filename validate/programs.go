@@ -99,16 +99,36 @@ func (b *progBuilder) done() asm.Instructions {
 	return b.insns
 }
 
+// lookup emits: R0 = bpf_map_lookup_elem(m, &key) with the u32 key at
+// fp-4, jumping to miss when there is no element. It clobbers R0-R5.
+func (b *progBuilder) lookup(m *ebpf.Map, key int32, miss string) {
+	b.add(
+		asm.StoreImm(asm.R10, -4, int64(key), asm.Word),
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, -4),
+		asm.LoadMapPtr(asm.R1, m.FD()),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, miss),
+	)
+}
+
+// iterate emits, after a lookup that found the per-CPU iterator at R0:
+// R8 = the iterator, the iterator incremented, R8 %= n.
+func (b *progBuilder) iterate(n int32) {
+	b.add(
+		asm.LoadMem(asm.R8, asm.R0, 0, asm.DWord),
+		asm.Mov.Reg(asm.R1, asm.R8),
+		asm.Add.Imm(asm.R1, 1),
+		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
+		asm.Mod.Imm(asm.R8, n),
+	)
+}
+
 // count emits: counters[slot] += {1, R7}. It clobbers R0-R5. R6 must not be
 // touched by the caller between here and use (it is preserved).
 func (b *progBuilder) count(counters *ebpf.Map, slot int32, label string) {
+	b.lookup(counters, slot, label)
 	b.add(
-		asm.StoreImm(asm.R10, -4, int64(slot), asm.Word),
-		asm.Mov.Reg(asm.R2, asm.R10),
-		asm.Add.Imm(asm.R2, -4),
-		asm.LoadMapPtr(asm.R1, counters.FD()),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, label),
 		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
 		asm.Add.Imm(asm.R1, 1),
 		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
@@ -122,13 +142,8 @@ func (b *progBuilder) count(counters *ebpf.Map, slot int32, label string) {
 // dropEvery emits: return XDP_DROP when this CPU's SlotRx packet count
 // (just incremented by count) is a multiple of n; otherwise fall through.
 func (b *progBuilder) dropEvery(counters *ebpf.Map, n uint32) {
+	b.lookup(counters, SlotRx, "keep")
 	b.add(
-		asm.StoreImm(asm.R10, -4, SlotRx, asm.Word),
-		asm.Mov.Reg(asm.R2, asm.R10),
-		asm.Add.Imm(asm.R2, -4),
-		asm.LoadMapPtr(asm.R1, counters.FD()),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "keep"),
 		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
 		asm.Mod.Imm(asm.R1, int32(n)),
 		asm.JNE.Imm(asm.R1, 0, "keep"),
@@ -262,20 +277,9 @@ func LoadXDP(spec XDPSpec) (*XDPObjects, error) {
 			if o.RR, err = ebpf.NewMap(&ebpf.MapSpec{Name: "rxsim_rr", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: 1}); err != nil {
 				return nil, bpfLoadErr("round-robin map", err)
 			}
-			b.add(
-				asm.Mov.Imm(asm.R8, 0),
-				asm.StoreImm(asm.R10, -4, 0, asm.Word),
-				asm.Mov.Reg(asm.R2, asm.R10),
-				asm.Add.Imm(asm.R2, -4),
-				asm.LoadMapPtr(asm.R1, o.RR.FD()),
-				asm.FnMapLookupElem.Call(),
-				asm.JEq.Imm(asm.R0, 0, "pick"),
-				asm.LoadMem(asm.R8, asm.R0, 0, asm.DWord),
-				asm.Mov.Reg(asm.R1, asm.R8),
-				asm.Add.Imm(asm.R1, 1),
-				asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
-				asm.Mod.Imm(asm.R8, n),
-			)
+			b.add(asm.Mov.Imm(asm.R8, 0))
+			b.lookup(o.RR, 0, "pick")
+			b.iterate(n)
 			b.label("pick")
 		case ModeL4Hash:
 			b.add(
@@ -438,19 +442,10 @@ func LoadGenerator(spec GenSpec) (*ebpf.Program, *ebpf.Map, error) {
 		if err != nil {
 			return nil, nil, bpfLoadErr("generator map", err)
 		}
+		b.add(asm.Mov.Reg(asm.R6, asm.R1))
+		b.lookup(it, 0, "redir")
+		b.iterate(int32(spec.Flows))
 		b.add(
-			asm.Mov.Reg(asm.R6, asm.R1),
-			asm.StoreImm(asm.R10, -4, 0, asm.Word),
-			asm.Mov.Reg(asm.R2, asm.R10),
-			asm.Add.Imm(asm.R2, -4),
-			asm.LoadMapPtr(asm.R1, it.FD()),
-			asm.FnMapLookupElem.Call(),
-			asm.JEq.Imm(asm.R0, 0, "redir"),
-			asm.LoadMem(asm.R8, asm.R0, 0, asm.DWord),
-			asm.Mov.Reg(asm.R1, asm.R8),
-			asm.Add.Imm(asm.R1, 1),
-			asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
-			asm.Mod.Imm(asm.R8, int32(spec.Flows)),
 			asm.Add.Imm(asm.R8, int32(spec.BasePort)),
 			asm.HostTo(asm.BE, asm.R8, asm.Half),
 			asm.LoadMem(asm.R2, asm.R6, 0, asm.Word),
