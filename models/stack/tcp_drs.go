@@ -46,7 +46,6 @@ type drs struct {
 	space      int      // rcvq_space.space
 	spaceSeq   uint32   // rcvq_space.seq
 	spaceTime  sim.Time // rcvq_space.time
-	grows      uint64   // sk_rcvbuf increases
 }
 
 // initSpace is tcp_init_buffer_space's rcvq_space: TCP_INIT_CWND segments,
@@ -127,7 +126,6 @@ func (sk *TCPSocket) rcvbufGrow(newval int) {
 	rcvbuf := int(min(sk.spaceFromWin(rcvwin), int64(c.RmemMax)))
 	if rcvbuf > sk.rcvbuf {
 		sk.rcvbuf = rcvbuf
-		d.grows++
 	}
 }
 

@@ -57,16 +57,13 @@ func (sk *TCPSocket) trimOld(p *pkt.Packet) bool {
 	if int32(sk.rcvNxt-p.Seq) <= 0 {
 		return true
 	}
-	t := sk.t
 	segs := p.WireSegs()
 	per := int(p.Payload) / segs // payload per segment
 	old := min(int(sk.rcvNxt-p.Seq)/max(per, 1), segs)
 	if old == 0 {
 		return true
 	}
-	t.Stats.DupDrops += uint64(old)
-	t.st.Led.Drop(pkt.TCPDup, old)
-	t.st.Release(p.Queue, old)
+	sk.dropDup(p.Queue, old)
 	if old == segs {
 		return false
 	}
@@ -85,10 +82,10 @@ func (sk *TCPSocket) rcvOfo(w *sim.Work, cpu *sim.CPU, p pkt.Packet) bool {
 	t := sk.t
 	segs := p.WireSegs()
 	end := p.Seq + uint32(p.Payload)
-	if int32(end-sk.rcvNxt) <= 0 || sk.ofoHas(p.Seq, end) {
-		t.Stats.DupDrops += uint64(segs)
-		t.st.Led.Drop(pkt.TCPDup, segs)
-		sk.drop(w, p)
+	i, _ := slices.BinarySearchFunc(sk.ofo, p.Seq, func(o ofoSkb, seq uint32) int { return int(int32(o.p.Seq - seq)) })
+	if int32(end-sk.rcvNxt) <= 0 || sk.ofoOverlaps(i, p.Seq, end) {
+		sk.dropDup(p.Queue, segs)
+		sk.dupAck(w)
 		return false
 	}
 	if int32(end-(sk.rcvWup+sk.wnd)) > 0 {
@@ -103,7 +100,6 @@ func (sk *TCPSocket) rcvOfo(w *sim.Work, cpu *sim.CPU, p pkt.Packet) bool {
 		sk.drop(w, p)
 		return false
 	}
-	i, _ := slices.BinarySearchFunc(sk.ofo, p.Seq, func(o ofoSkb, seq uint32) int { return int(int32(o.p.Seq - seq)) })
 	w.Add(t.fnOfo, t.cOfo)
 	sk.ofo = slices.Insert(sk.ofo, i, ofoSkb{p: p, truesize: truesize, cpu: cpu})
 	sk.rmem += truesize
@@ -114,16 +110,19 @@ func (sk *TCPSocket) rcvOfo(w *sim.Work, cpu *sim.CPU, p pkt.Packet) bool {
 	return true
 }
 
-// ofoHas reports whether the out-of-order queue already holds any of
-// [seq, end).
-func (sk *TCPSocket) ofoHas(seq, end uint32) bool {
-	for i := range sk.ofo {
-		o := &sk.ofo[i]
-		if int32(seq-o.end()) < 0 && int32(o.p.Seq-end) < 0 {
-			return true
-		}
-	}
-	return false
+// ofoOverlaps reports whether the out-of-order queue already holds any of
+// [seq, end), i being where seq would be inserted. The queue is sorted and
+// its skbs do not overlap, so only the neighbours of i can.
+func (sk *TCPSocket) ofoOverlaps(i int, seq, end uint32) bool {
+	return (i > 0 && int32(seq-sk.ofo[i-1].end()) < 0) || (i < len(sk.ofo) && int32(sk.ofo[i].p.Seq-end) < 0)
+}
+
+// dropDup drops segs segments of an skb from RX queue whose data the
+// socket already has (TCPDup) and returns their buffers.
+func (sk *TCPSocket) dropDup(queue uint16, segs int) {
+	sk.t.Stats.DupDrops += uint64(segs)
+	sk.t.st.Led.Drop(pkt.TCPDup, segs)
+	sk.t.st.Release(queue, segs)
 }
 
 // sackSndCheck is __tcp_ack_snd_check with out-of-order data: the first

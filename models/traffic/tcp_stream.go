@@ -296,10 +296,7 @@ func (s *TCPStream) retransmitHoles(f *tcpSender, at float64, budget int) (int, 
 	sent := false
 	resend := func(upto uint32) bool { // the hole [from, upto); false when out of budget
 		for ; int32(upto-from) > 0 && budget >= int(mss); from += mss {
-			s.wire.Send(at, segment(f.flow, f.hash, from, 1, int(mss), 0, s.cfg.CsumOK, f.epoch))
-			s.Stats.Retransmits++
-			s.Stats.Segments++
-			s.Stats.Bytes += uint64(mss)
+			s.retransmit(f, from, mss, at)
 			budget -= int(mss)
 			sent = true
 		}
@@ -316,6 +313,14 @@ func (s *TCPStream) retransmitHoles(f *tcpSender, at float64, budget int) (int, 
 		f.retxMark = f.sndNxt
 	}
 	return budget, sent
+}
+
+// retransmit sends [seq, seq+n) of f again at at.
+func (s *TCPStream) retransmit(f *tcpSender, seq, n uint32, at float64) {
+	s.wire.Send(at, segment(f.flow, f.hash, seq, 1, int(n), 0, s.cfg.CsumOK, f.epoch))
+	s.Stats.Retransmits++
+	s.Stats.Segments++
+	s.Stats.Bytes += uint64(n)
 }
 
 // pipe is RFC 6675's estimate of the bytes in flight during recovery: what
@@ -477,9 +482,10 @@ func (s *TCPStream) armRecoveryTimer(f *tcpSender, at float64) {
 
 type recoveryTimer TCPStream
 
-// Fire implements sim.Handler: no progress for RecoveryTimeout, so
-// everything outstanding that is not SACKed is lost (entering recovery if
-// need be) and is resent within the window.
+// Fire implements sim.Handler: no progress for the probe timeout. The
+// tail loss probe resends the last segment (its SACK lets RACK, or the
+// entry rule, find what was lost before it); in recovery every open hole
+// is marked lost again and resent within the window.
 func (r *recoveryTimer) Fire(now sim.Time, i int64) {
 	s := (*TCPStream)(r)
 	f := &s.flows[i]
@@ -489,12 +495,8 @@ func (r *recoveryTimer) Fire(now sim.Time, i int64) {
 		// what was lost before it (RACK), else the RTO follows
 		f.probed, f.probeUna = true, f.sndUna
 		s.Stats.ProbeTimeouts++
-		mss := uint32(s.cfg.MSS)
-		seq := max32(f.sndNxt-mss, f.sndUna)
-		s.wire.Send(float64(now), segment(f.flow, f.hash, seq, 1, int(f.sndNxt-seq), 0, s.cfg.CsumOK, f.epoch))
-		s.Stats.Retransmits++
-		s.Stats.Segments++
-		s.Stats.Bytes += uint64(f.sndNxt - seq)
+		seq := max32(f.sndNxt-uint32(s.cfg.MSS), f.sndUna)
+		s.retransmit(f, seq, f.sndNxt-seq, float64(now))
 		s.wire.Kick(f.hash)
 		if f.inRecovery {
 			// no progress in recovery: the holes' retransmissions are
