@@ -101,10 +101,7 @@ func TestTCPMeasurement(t *testing.T) {
 		t.Errorf("core+IP %d, split %+v, ACK %+v; want 1806, 942/2492/976/474, 551 (the profile's source)", r.CoreIP, sp, a)
 	}
 	c := TCPCostsOf(sp, r.CoreIP, a, Rates{Skbs: run.Skbs, Acks: run.Acks, BacklogCoalesce: run.Coalesce})
-	p, err := hw.Load("ixgbe", "bdw-e5-1650v4")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := bdwProfile(t)
 	doRcv := p.Must("tcp_v4_do_rcv")
 	for _, x := range []struct {
 		name       string
@@ -174,10 +171,7 @@ func TestDeferMeasurement(t *testing.T) {
 		t.Errorf("samples %+v, want push 37, flush 321 per skb + 448 per segment, core+IP 1719 of 1873 on CPU 0 (the profile's source)", d)
 	}
 	c := DeferCostsOf(d, Rates{Skbs: run.Skbs, BacklogCoalesce: run.Backlog, RcvCoalesce: run.Coalesce})
-	p, err := hw.Load("ixgbe", "bdw-e5-1650v4")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := bdwProfile(t)
 	for _, x := range []struct {
 		name       string
 		got, ratio float64
@@ -201,6 +195,17 @@ const bdwCoreIP = 30 + 55 + (25.0+15)/7.8
 
 // storedRun reads the stored perf run name: its folded stacks
 // (testdata/perf/name.folded.gz), and its counters (name.json) into run.
+// bdwProfile loads the bdw-e5-1650v4 profile whose measured items the
+// tests re-derive.
+func bdwProfile(t *testing.T) *hw.Profile {
+	t.Helper()
+	p, err := hw.Load("ixgbe", "bdw-e5-1650v4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func storedRun(t *testing.T, name string, run any) []Stack {
 	t.Helper()
 	f, err := os.Open("../testdata/perf/" + name + ".folded.gz")
@@ -280,10 +285,7 @@ func TestCopyMeasurement(t *testing.T) {
 		}
 		perByte = append(perByte, float64(got)/float64(core)/mss*bdwCoreIP)
 	}
-	p, err := hw.Load("ixgbe", "bdw-e5-1650v4")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := bdwProfile(t)
 	want := (perByte[0] + perByte[1]) / 2
 	for _, f := range []string{"_copy_to_iter", "recvmsg", "tcp_sendmsg"} {
 		if got := p.Must(f).Byte; math.Abs(got-want) > 0.0005 {
@@ -379,10 +381,7 @@ func TestOneCPUMeasurement(t *testing.T) {
 		t.Errorf("CPU busy %v, want the receive CPU (1) saturated and the sender's (0) not", run.Busy)
 	}
 	measured := o.AboveRatio()
-	p, err := hw.Load("ixgbe", "bdw-e5-1650v4")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := bdwProfile(t)
 	if got, want := p.Must("sock_def_readable_woken").Call, WokenWakeOf(o, run.Segs, run.Reads)*bdwCoreIP; math.Abs(got-want) > 0.1 {
 		t.Errorf("sock_def_readable_woken: profile %.1f ns, measurement gives %.1f", got, want)
 	}
@@ -447,10 +446,7 @@ func TestOfoMeasurement(t *testing.T) {
 	if o.Samples != 427 || o.CoreIP != 1857 {
 		t.Errorf("out-of-order samples %d, core+IP %d; want 427 and 1857 (the profile's source)", o.Samples, o.CoreIP)
 	}
-	p, err := hw.Load("ixgbe", "bdw-e5-1650v4")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := bdwProfile(t)
 	if got, want := p.Must("tcp_data_queue_ofo").Call, o.PerSkb(run.Segs, run.Ofo)*bdwCoreIP; math.Abs(got-want) > 0.1 {
 		t.Errorf("tcp_data_queue_ofo: profile %.1f ns, measurement gives %.1f", got, want)
 	}
