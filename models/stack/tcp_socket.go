@@ -589,7 +589,7 @@ func (sk *TCPSocket) cleanupRbuf(w *sim.Work, copied int) {
 	}
 	if copied > 0 && !timeToAck {
 		now := uint32(max(int32(sk.rcvWup+sk.wnd-ack), 0))
-		clamp := uint32(sk.rcvbuf/(t.cfg.SegTruesize+tcpSkbShell)) * uint32(t.cfg.MSS)
+		clamp := sk.windowAt(0) // window_clamp: the window of an empty buffer
 		if 2*now <= clamp && wnd > 0 && wnd >= 2*now {
 			timeToAck = true
 		}
